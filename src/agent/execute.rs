@@ -1,0 +1,152 @@
+//! Running the tool calls of one assistant message.
+//!
+//! A batch of read-only calls runs concurrently; if any call may change something, the batch
+//! runs one call at a time, in order. `tool_execution_start` lines come in call order,
+//! `tool_execution_end` lines as calls finish, and the tool-result messages in call order.
+//! Nothing a tool does can fail the run: unknown tools, bad arguments, errors and even panics
+//! become `isError: true` results the model reads.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use futures_util::future::join_all;
+
+use super::RunControl;
+use crate::events::{
+    Emitter, Event, Message, TextContent, ToolCall, ToolResult, ToolResultMessage, now_millis,
+};
+use crate::tools::{ToolContext, ToolSet};
+
+pub struct ExecContext<'a> {
+    pub emitter: &'a Emitter,
+    pub tools: &'a ToolSet,
+    /// The context each call gets (its progress callback is replaced per call).
+    pub base: &'a ToolContext,
+    pub control: &'a RunControl,
+    pub observer: Option<&'a dyn ToolObserver>,
+}
+
+/// Sees every call start and end (the Dynamo trace tee).
+pub trait ToolObserver: Send + Sync {
+    fn tool_started(&self, call: &ToolCall);
+    fn tool_ended(&self, call: &ToolCall, result: &ToolResult, is_error: bool, cancelled: bool);
+}
+
+/// Runs the calls and returns their result messages, in call order.
+pub async fn execute_calls(ctx: &ExecContext<'_>, calls: &[ToolCall]) -> Vec<ToolResultMessage> {
+    let concurrent = calls.len() > 1
+        && calls.iter().all(|call| {
+            ctx.tools
+                .get(&call.name)
+                .is_none_or(|tool| tool.is_read_only())
+        });
+    let results = if concurrent {
+        for call in calls {
+            start(ctx, call);
+        }
+        join_all(calls.iter().map(|call| run_call(ctx, call))).await
+    } else {
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            start(ctx, call);
+            results.push(run_call(ctx, call).await);
+        }
+        results
+    };
+    for result in &results {
+        let message = Message::ToolResult(result.clone());
+        ctx.emitter.emit(&Event::MessageStart { message: &message });
+        ctx.emitter.emit(&Event::MessageEnd { message: &message });
+    }
+    results
+}
+
+fn start(ctx: &ExecContext<'_>, call: &ToolCall) {
+    ctx.emitter.emit(&Event::ToolExecutionStart {
+        tool_call_id: &call.id,
+        tool_name: &call.name,
+        args: &call.arguments,
+    });
+    if let Some(observer) = ctx.observer {
+        observer.tool_started(call);
+    }
+}
+
+async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
+    let started = Instant::now();
+    let (result, is_error) = outcome(ctx, call).await;
+    let cancelled = is_error && ctx.control.is_aborted();
+    ctx.emitter.emit(&Event::ToolExecutionEnd {
+        tool_call_id: &call.id,
+        tool_name: &call.name,
+        result: &result,
+        is_error,
+        duration_ms: started.elapsed().as_millis() as u64,
+    });
+    if let Some(observer) = ctx.observer {
+        observer.tool_ended(call, &result, is_error, cancelled);
+    }
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: result.content,
+        details: result.details,
+        is_error,
+        timestamp: now_millis(),
+    }
+}
+
+async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
+    if ctx.control.is_aborted() {
+        return (error_text("Operation aborted"), true);
+    }
+    let Some(tool) = ctx.tools.get(&call.name) else {
+        return (error_text(&format!("Tool {} not found", call.name)), true);
+    };
+    if let Some(problem) = &call.arguments_error {
+        return (
+            error_text(&format!(
+                "Invalid arguments for tool \"{}\": {problem}. Send the arguments as one JSON object that matches the tool's schema.\n\nReceived:\n{}",
+                call.name, call.raw_arguments
+            )),
+            true,
+        );
+    }
+    let emitter = ctx.emitter.clone();
+    let (id, name) = (call.id.clone(), call.name.clone());
+    let tool_ctx = ToolContext {
+        progress: Arc::new(move |partial: ToolResult| {
+            emitter.emit(&Event::ToolExecutionUpdate {
+                tool_call_id: &id,
+                tool_name: &name,
+                partial_result: &partial,
+            });
+        }),
+        ..ctx.base.clone()
+    };
+    let run = AssertUnwindSafe(tool.execute(call.arguments.clone(), tool_ctx)).catch_unwind();
+    match run.await {
+        Ok(Ok(result)) => (result, false),
+        Ok(Err(err)) => (err.into_result(), true),
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            (
+                error_text(&format!("Tool {} failed internally: {reason}", call.name)),
+                true,
+            )
+        }
+    }
+}
+
+fn error_text(text: &str) -> ToolResult {
+    ToolResult {
+        content: vec![TextContent::text(text)],
+        details: None,
+    }
+}

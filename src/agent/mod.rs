@@ -1,0 +1,462 @@
+//! The run: header, model/tool loop, and the lines that end every stream.
+//!
+//! A turn is one model request. The loop asks the model, runs the tool calls it makes, and
+//! asks again, until the model answers without tool calls, a limit stops it, or the run is
+//! aborted. Whatever happens after the header is printed, the stream ends with `agent_end`
+//! (once `agent_start` was printed) and `usage_snapshot`, and the exit code says how it went.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+mod control;
+mod execute;
+mod prompt;
+mod turn;
+
+pub use control::{AbortReason, RunControl};
+pub use execute::ToolObserver;
+pub use prompt::context_files;
+pub use turn::ExchangeInfo;
+
+use crate::config::{HttpProvider, ModelSource, RunConfig};
+use crate::events::{
+    Emitter, Event, EventSink, FatalError, FatalErrorKind, LimitKind, LimitReached, Message,
+    RunStopReason, SessionHeader, StopReason, TextContent, UsageStats, UserMessage, now_millis,
+    now_rfc3339,
+};
+use crate::llm::fixture::{
+    FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, Redactor, ReplayTransport,
+};
+use crate::llm::{
+    HttpTransport, RequestSpec, RetryPolicy, Transport, build_body, first_model, http_client,
+};
+use crate::tools::{BashSettings, FileLocks, ProcessGroups, ToolContext, ToolSet};
+use execute::{ExecContext, execute_calls};
+use turn::{TurnContext, TurnEnd, request_assistant};
+
+/// How a run went, for in-process callers (the binary maps it to an exit code).
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub exit_code: i32,
+    /// True when the model finished (exit code 0).
+    pub ok: bool,
+    pub session_id: String,
+    pub stop_reason: RunStopReason,
+    /// The text of the last assistant message that had any.
+    pub final_text: Option<String>,
+    pub stats: UsageStats,
+    pub messages: Vec<Message>,
+    /// Every emitted line as JSON (when `retain_records` is set).
+    pub records: Vec<Value>,
+    pub warnings: Vec<String>,
+    pub fatal_error: Option<FatalError>,
+}
+
+/// Exit codes, as documented in `--help` and the README.
+pub mod exit_code {
+    pub const OK: i32 = 0;
+    pub const FAILED: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const LIMIT: i32 = 3;
+}
+
+/// Runs one task to completion. Never writes to stdout or stderr; events go to `sink`.
+pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) -> RunResult {
+    let session_id = uuid::Uuid::now_v7().to_string();
+    let available = if config.tools.builtin {
+        ToolSet::all_builtin()
+    } else {
+        Vec::new()
+    };
+    let tools = match ToolSet::select(available, config.tools.allow.as_deref()) {
+        Ok(tools) => tools,
+        Err(message) => return usage_failure(session_id, message),
+    };
+    let emitter = Emitter::new(sink, session_id.clone(), config.retain_records);
+    let control = config.control.clone();
+    emitter.on_close(move || control.abort(AbortReason::OutputClosed));
+    let cwd = config.cwd.display().to_string();
+    emitter.header(&SessionHeader::new(&session_id, &now_rfc3339(), &cwd));
+
+    let timer = config.limits.timeout.map(|timeout| {
+        let control = config.control.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            control.abort(AbortReason::Timeout);
+        })
+    });
+    let mut session = Session::new(config, emitter, session_id, tools);
+    let result = session.run(prompt).await;
+    if let Some(timer) = timer {
+        timer.abort();
+    }
+    result
+}
+
+fn usage_failure(session_id: String, message: String) -> RunResult {
+    RunResult {
+        exit_code: exit_code::USAGE,
+        ok: false,
+        session_id,
+        stop_reason: RunStopReason::Error,
+        final_text: None,
+        stats: UsageStats::default(),
+        messages: Vec::new(),
+        records: Vec::new(),
+        warnings: vec![message.clone()],
+        fatal_error: Some(FatalError {
+            kind: FatalErrorKind::Internal,
+            message,
+        }),
+    }
+}
+
+struct Session {
+    config: RunConfig,
+    emitter: Emitter,
+    session_id: String,
+    started: Instant,
+    tools: ToolSet,
+    tool_ctx: ToolContext,
+    messages: Vec<Message>,
+    stats: UsageStats,
+    warnings: Vec<String>,
+    agent_started: bool,
+    recorder: Option<Arc<Recorder>>,
+}
+
+/// How the loop ended, before it is written out.
+enum Ending {
+    Finished(RunStopReason),
+    Failed(FatalError, RunStopReason),
+    Aborted,
+    MaxTurns,
+}
+
+impl Session {
+    fn new(config: RunConfig, emitter: Emitter, session_id: String, tools: ToolSet) -> Self {
+        let tool_ctx = ToolContext {
+            cwd: Arc::new(config.cwd.clone()),
+            cancel: config.control.token().clone(),
+            progress: Arc::new(|_| {}),
+            files: FileLocks::default(),
+            processes: ProcessGroups::default(),
+            bash: BashSettings {
+                max_timeout: config.limits.bash_timeout_max,
+                ..BashSettings::default()
+            },
+        };
+        Session {
+            config,
+            emitter,
+            session_id,
+            started: Instant::now(),
+            tools,
+            tool_ctx,
+            messages: Vec::new(),
+            stats: UsageStats::default(),
+            warnings: Vec::new(),
+            agent_started: false,
+            recorder: None,
+        }
+    }
+
+    async fn run(&mut self, prompt: String) -> RunResult {
+        let ending = match self.connect().await {
+            Ok((transport, provider, model)) => {
+                self.agent_loop(prompt, transport.as_ref(), provider, &model)
+                    .await
+            }
+            Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
+        };
+        self.finish(ending)
+    }
+
+    /// Picks the transport and the model name (discovering it when asked to).
+    async fn connect(&mut self) -> Result<(Arc<dyn Transport>, &'static str, String), FatalError> {
+        let provider = self.config.model.provider_name();
+        let (transport, model): (Arc<dyn Transport>, String) = match &self.config.model {
+            ModelSource::Replay { fixture, .. } => (
+                Arc::new(ReplayTransport::new(fixture)),
+                fixture.header.model.clone(),
+            ),
+            ModelSource::Http {
+                endpoint, model, ..
+            } => {
+                let internal = |message: String| FatalError {
+                    kind: FatalErrorKind::Internal,
+                    message,
+                };
+                let client = http_client(self.config.limits.connect_timeout)
+                    .map_err(|e| internal(e.to_string()))?;
+                let model = match model {
+                    Some(model) => model.clone(),
+                    None => {
+                        let discovery = crate::config::defaults::DISCOVERY_TIMEOUT;
+                        let found = tokio::select! {
+                            _ = self.config.control.aborted() => Err("aborted during model discovery".to_string()),
+                            found = first_model(&client, &endpoint.base_url, endpoint.api_key.as_deref(), discovery) => found,
+                        };
+                        found.map_err(|message| FatalError {
+                            kind: FatalErrorKind::ModelDiscovery,
+                            message,
+                        })?
+                    }
+                };
+                let transport = HttpTransport::with_client(
+                    client,
+                    &endpoint.base_url,
+                    endpoint.api_key.clone(),
+                );
+                (Arc::new(transport), model)
+            }
+        };
+        let transport = match &self.config.record {
+            None => transport,
+            Some(path) => {
+                let header = FixtureHeader {
+                    worker_fixture: FIXTURE_VERSION,
+                    provider: provider.to_string(),
+                    model: model.clone(),
+                    recorded_at: Some(now_rfc3339()),
+                };
+                let redactor = Redactor::new(self.config.secrets.clone());
+                let recorder =
+                    Recorder::create(path, &header, redactor).map_err(|err| FatalError {
+                        kind: FatalErrorKind::Internal,
+                        message: format!("cannot write --record file {}: {err}", path.display()),
+                    })?;
+                let recorder = Arc::new(recorder);
+                self.recorder = Some(recorder.clone());
+                Arc::new(RecordingTransport::new(transport, recorder))
+            }
+        };
+        Ok((transport, provider, model))
+    }
+
+    async fn agent_loop(
+        &mut self,
+        prompt: String,
+        transport: &dyn Transport,
+        provider: &str,
+        model: &str,
+    ) -> Ending {
+        let today: String = now_rfc3339().chars().take(10).collect();
+        let system_prompt =
+            prompt::build(&self.config.prompt, &self.tools, &self.config.cwd, &today);
+        let retry = RetryPolicy::new(
+            self.config.limits.max_retries,
+            self.config.limits.retry_base_delay,
+        );
+        let (max_tokens_field, reasoning_effort) = match &self.config.model {
+            ModelSource::Http {
+                provider: HttpProvider::OpenAi,
+                ..
+            } => (
+                "max_completion_tokens",
+                self.config.thinking.and_then(|t| t.reasoning_effort()),
+            ),
+            _ => (
+                "max_tokens",
+                self.config.thinking.and_then(|t| t.reasoning_effort()),
+            ),
+        };
+
+        self.emitter.emit(&Event::AgentStart);
+        self.agent_started = true;
+        let user = Message::User(UserMessage {
+            content: vec![TextContent::text(prompt)],
+            timestamp: now_millis(),
+        });
+        self.stats.user_messages += 1;
+        self.messages.push(user);
+
+        let mut turn_index = 0u32;
+        loop {
+            if self.config.control.is_aborted() {
+                return Ending::Aborted;
+            }
+            if self
+                .config
+                .limits
+                .max_turns
+                .is_some_and(|max| turn_index >= max)
+            {
+                return Ending::MaxTurns;
+            }
+            self.emitter.emit(&Event::TurnStart { turn_index });
+            self.stats.turns += 1;
+            if turn_index == 0 {
+                self.emitter.emit(&Event::MessageStart {
+                    message: &self.messages[0],
+                });
+                self.emitter.emit(&Event::MessageEnd {
+                    message: &self.messages[0],
+                });
+            }
+            let body = build_body(&RequestSpec {
+                model,
+                system_prompt: &system_prompt,
+                messages: &self.messages,
+                tools: &self.tools,
+                max_tokens: self.config.limits.max_tokens,
+                max_tokens_field,
+                reasoning_effort,
+            });
+            let ctx = TurnContext {
+                emitter: &self.emitter,
+                transport,
+                decorator: self.config.decorator.as_deref(),
+                retry: &retry,
+                idle_timeout: self.config.limits.idle_timeout,
+                control: &self.config.control,
+                provider,
+                model,
+            };
+            let outcome = request_assistant(&ctx, &body).await;
+            self.stats.llm_requests += outcome.requests;
+            self.stats.assistant_messages += 1;
+            self.stats.add_usage(&outcome.message.usage);
+            let calls: Vec<_> = outcome.message.tool_calls().cloned().collect();
+            self.stats.tool_calls += calls.len() as u32;
+            let stop = outcome.message.stop_reason;
+            let error_text = outcome.message.error_message.clone();
+            self.messages.push(Message::Assistant(outcome.message));
+            let assistant_index = self.messages.len() - 1;
+
+            let proceed = match outcome.end {
+                TurnEnd::Aborted => Some(Ending::Aborted),
+                TurnEnd::Failed(error) => Some(Ending::Failed(
+                    FatalError { kind: error.kind(), message: error.to_string() },
+                    RunStopReason::Error,
+                )),
+                TurnEnd::Completed => match stop {
+                    StopReason::Length => Some(Ending::Failed(
+                        FatalError {
+                            kind: FatalErrorKind::Length,
+                            message: "the model stopped at its output-token limit (finish_reason: length)".to_string(),
+                        },
+                        RunStopReason::Length,
+                    )),
+                    StopReason::Error => Some(Ending::Failed(
+                        FatalError {
+                            kind: FatalErrorKind::ContentFilter,
+                            message: error_text.unwrap_or_else(|| "the model server reported an error".to_string()),
+                        },
+                        RunStopReason::Error,
+                    )),
+                    _ if calls.is_empty() => Some(Ending::Finished(RunStopReason::Stop)),
+                    _ => None,
+                },
+            };
+            if let Some(ending) = proceed {
+                self.emit_turn_end(turn_index, assistant_index, &[]);
+                return ending;
+            }
+
+            let exec = ExecContext {
+                emitter: &self.emitter,
+                tools: &self.tools,
+                base: &self.tool_ctx,
+                control: &self.config.control,
+                observer: None,
+            };
+            let results = execute_calls(&exec, &calls).await;
+            self.stats.tool_results += results.len() as u32;
+            let results: Vec<Message> = results.into_iter().map(Message::ToolResult).collect();
+            self.emit_turn_end(turn_index, assistant_index, &results);
+            self.messages.extend(results);
+            turn_index += 1;
+        }
+    }
+
+    fn emit_turn_end(&self, turn_index: u32, assistant_index: usize, results: &[Message]) {
+        self.emitter.emit(&Event::TurnEnd {
+            turn_index,
+            message: &self.messages[assistant_index],
+            tool_results: results,
+        });
+    }
+
+    fn finish(&mut self, ending: Ending) -> RunResult {
+        self.tool_ctx.processes.kill_all();
+        let elapsed_ms = self.started.elapsed().as_millis() as u64;
+        let (stop_reason, fatal, limit) = match ending {
+            Ending::Finished(reason) => (reason, None, None),
+            Ending::Failed(fatal, reason) => (reason, Some(fatal), None),
+            Ending::MaxTurns => (
+                RunStopReason::MaxTurns,
+                None,
+                Some(LimitReached {
+                    limit: LimitKind::MaxTurns,
+                    turns: self.stats.turns,
+                    max_turns: self.config.limits.max_turns,
+                    timeout_ms: None,
+                    elapsed_ms,
+                }),
+            ),
+            Ending::Aborted => match self.config.control.reason() {
+                Some(AbortReason::Timeout) => (
+                    RunStopReason::Timeout,
+                    None,
+                    Some(LimitReached {
+                        limit: LimitKind::Timeout,
+                        turns: self.stats.turns,
+                        max_turns: None,
+                        timeout_ms: self.config.limits.timeout.map(|t| t.as_millis() as u64),
+                        elapsed_ms,
+                    }),
+                ),
+                _ => (RunStopReason::Aborted, None, None),
+            },
+        };
+        if let Some(limit) = &limit {
+            self.emitter.emit(&Event::LimitReached(limit));
+        }
+        if let Some(fatal) = &fatal {
+            self.emitter.emit(&Event::FatalError { error: fatal });
+        }
+        if self.agent_started {
+            self.emitter.emit(&Event::AgentEnd {
+                messages: &self.messages,
+                stop_reason,
+            });
+        }
+        self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
+        self.emitter
+            .emit(&Event::UsageSnapshot { stats: &self.stats });
+
+        if let Some(error) = self.recorder.as_ref().and_then(|r| r.error()) {
+            self.warnings
+                .push(format!("--record: could not write the fixture: {error}"));
+        }
+        let exit_code = match stop_reason {
+            RunStopReason::Stop => exit_code::OK,
+            RunStopReason::Length | RunStopReason::Error => exit_code::FAILED,
+            RunStopReason::MaxTurns | RunStopReason::Timeout => exit_code::LIMIT,
+            RunStopReason::Aborted => self
+                .config
+                .control
+                .reason()
+                .map_or(exit_code::FAILED, AbortReason::exit_code),
+        };
+        let final_text = self.messages.iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
+            _ => None,
+        });
+        RunResult {
+            exit_code,
+            ok: exit_code == exit_code::OK,
+            session_id: self.session_id.clone(),
+            stop_reason,
+            final_text,
+            stats: self.stats.clone(),
+            messages: std::mem::take(&mut self.messages),
+            records: self.emitter.records(),
+            warnings: std::mem::take(&mut self.warnings),
+            fatal_error: fatal,
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! One turn's model request: send, stream, assemble, and retry what is worth retrying.
+//!
+//! Events for the assistant message start only once the response shows progress (content,
+//! a tool call or a finish reason), so a request that fails before that can be retried
+//! without the stream ever showing a half message. After progress, a failure ends the
+//! message with `stopReason: "error"` and is not retried: its deltas are already out.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::RunControl;
+use crate::events::{
+    ASSISTANT_API, AssistantMessage, AssistantMessageEvent, Emitter, Event, Message, StopReason,
+    Usage, now_millis,
+};
+use crate::llm::{
+    Assembled, Assembler, LlmError, Request, RequestDecorator, RetryPolicy, SseItem, SseStream,
+    Transport, WireUsage,
+};
+
+/// The most of an error response body kept for the message.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+pub struct TurnContext<'a> {
+    pub emitter: &'a Emitter,
+    pub transport: &'a dyn Transport,
+    pub decorator: Option<&'a dyn RequestDecorator>,
+    pub retry: &'a RetryPolicy,
+    pub idle_timeout: Duration,
+    pub control: &'a RunControl,
+    pub provider: &'a str,
+    pub model: &'a str,
+}
+
+pub enum TurnEnd {
+    Completed,
+    Failed(LlmError),
+    Aborted,
+}
+
+pub struct TurnOutcome {
+    pub message: AssistantMessage,
+    pub end: TurnEnd,
+    /// Requests sent, retries and protocol resends included.
+    pub requests: u32,
+    /// Per request that got an answer: what the trace bridge needs.
+    pub exchanges: Vec<ExchangeInfo>,
+}
+
+/// What one answered request looked like, for the trace file.
+#[derive(Debug, Clone)]
+pub struct ExchangeInfo {
+    pub x_request_id: Option<String>,
+    pub started_unix_ms: u64,
+    pub ttft_ms: Option<f64>,
+    pub total_ms: f64,
+    pub usage: Option<WireUsage>,
+}
+
+enum Attempt {
+    Done(AssistantMessage),
+    Aborted(AssistantMessage),
+    /// Failed after the message had started: it has been ended with the error.
+    FailedAfterProgress(AssistantMessage, LlmError),
+    /// Failed before anything was shown; `body` is the error response, if there was one.
+    FailedEarly(LlmError, Option<(u16, String)>),
+}
+
+pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutcome {
+    let mut requests = 0;
+    let mut exchanges = Vec::new();
+    let mut retries = 0;
+    let mut resent = false;
+    loop {
+        let request = prepare(ctx.decorator, body);
+        requests += 1;
+        let attempt = attempt(ctx, &request, &mut exchanges).await;
+        let (error, rejected) = match attempt {
+            Attempt::Done(message) => {
+                if retries > 0 {
+                    ctx.emitter.emit(&Event::AutoRetryEnd {
+                        success: true,
+                        attempt: retries,
+                        final_error: None,
+                    });
+                }
+                return TurnOutcome {
+                    message,
+                    end: TurnEnd::Completed,
+                    requests,
+                    exchanges,
+                };
+            }
+            Attempt::Aborted(message) => {
+                return TurnOutcome {
+                    message,
+                    end: TurnEnd::Aborted,
+                    requests,
+                    exchanges,
+                };
+            }
+            Attempt::FailedAfterProgress(message, error) => {
+                return TurnOutcome {
+                    message,
+                    end: TurnEnd::Failed(error),
+                    requests,
+                    exchanges,
+                };
+            }
+            Attempt::FailedEarly(error, rejected) => (error, rejected),
+        };
+        if let (Some(decorator), Some((status, text)), false) = (ctx.decorator, &rejected, resent) {
+            if decorator.resend_after_rejection(*status, text) {
+                resent = true;
+                continue;
+            }
+        }
+        if error.is_retryable() && retries < ctx.retry.max_retries && !ctx.control.is_aborted() {
+            retries += 1;
+            let delay = ctx.retry.delay(retries, error.retry_after());
+            let message = error.to_string();
+            ctx.emitter.emit(&Event::AutoRetryStart {
+                attempt: retries,
+                max_attempts: ctx.retry.max_retries,
+                delay_ms: delay.as_millis() as u64,
+                error_message: &message,
+            });
+            tokio::select! {
+                _ = ctx.control.aborted() => {
+                    let message = empty_message(ctx, StopReason::Aborted, None);
+                    emit_whole(ctx.emitter, &message);
+                    return TurnOutcome { message, end: TurnEnd::Aborted, requests, exchanges };
+                }
+                _ = tokio::time::sleep(delay) => continue,
+            }
+        }
+        if retries > 0 {
+            let message = error.to_string();
+            ctx.emitter.emit(&Event::AutoRetryEnd {
+                success: false,
+                attempt: retries,
+                final_error: Some(&message),
+            });
+        }
+        let end = if ctx.control.is_aborted() {
+            TurnEnd::Aborted
+        } else {
+            TurnEnd::Failed(error.clone())
+        };
+        let stop = if matches!(end, TurnEnd::Aborted) {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
+        let message = empty_message(ctx, stop, Some(error.to_string()));
+        emit_whole(ctx.emitter, &message);
+        return TurnOutcome {
+            message,
+            end,
+            requests,
+            exchanges,
+        };
+    }
+}
+
+fn prepare(decorator: Option<&dyn RequestDecorator>, body: &Value) -> Request {
+    let mut request = Request {
+        body: body.clone(),
+        headers: Vec::new(),
+    };
+    if let Some(decorator) = decorator {
+        decorator.decorate(&mut request.body, &mut request.headers);
+    }
+    if request.header("x-request-id").is_none() {
+        request
+            .headers
+            .push(("x-request-id".to_string(), uuid::Uuid::new_v4().to_string()));
+    }
+    request
+}
+
+async fn attempt(
+    ctx: &TurnContext<'_>,
+    request: &Request,
+    exchanges: &mut Vec<ExchangeInfo>,
+) -> Attempt {
+    let started = std::time::Instant::now();
+    let started_unix_ms = now_millis();
+    let sent = tokio::select! {
+        biased;
+        _ = ctx.control.aborted() => return abort_early(ctx),
+        sent = tokio::time::timeout(ctx.idle_timeout, ctx.transport.send(request)) => sent,
+    };
+    let response = match sent {
+        Err(_) => return Attempt::FailedEarly(LlmError::Idle(ctx.idle_timeout), None),
+        Ok(Err(err)) => return Attempt::FailedEarly(LlmError::Transport(err), None),
+        Ok(Ok(response)) => response,
+    };
+    if !(200..300).contains(&response.status) {
+        let text = read_error_body(ctx, response.body).await;
+        let error = LlmError::from_status(response.status, &text, response.retry_after);
+        return Attempt::FailedEarly(error, Some((response.status, text)));
+    }
+
+    let mut sse = SseStream::new(response.body);
+    let mut assembler = Assembler::new();
+    let mut message = empty_message(ctx, StopReason::Pending, None);
+    let mut started_message = false;
+    let mut first_token_ms = None;
+    let emitter = ctx.emitter;
+    let ended = loop {
+        let item = tokio::select! {
+            biased;
+            _ = ctx.control.aborted() => {
+                let assembled = finish(&mut assembler, &message, &mut started_message, emitter, Some((StopReason::Aborted, None)));
+                fill(&mut message, assembled);
+                emitter.emit(&Event::MessageEnd { message: &Message::Assistant(message.clone()) });
+                return Attempt::Aborted(message);
+            }
+            item = tokio::time::timeout(ctx.idle_timeout, sse.next()) => item,
+        };
+        match item {
+            Err(_) => break Ended::Failed(LlmError::Idle(ctx.idle_timeout)),
+            // A server that sends its finish reason and closes without [DONE] still finished.
+            Ok(None) if assembler.saw_finish() => break Ended::Done,
+            Ok(None) => break Ended::Failed(LlmError::Truncated),
+            Ok(Some(Err(err))) => break Ended::Failed(err),
+            Ok(Some(Ok(SseItem::Done))) => break Ended::Done,
+            Ok(Some(Ok(SseItem::Chunk(chunk)))) => {
+                let mut emit = |event: &AssistantMessageEvent<'_>| {
+                    if !started_message {
+                        started_message = true;
+                        emitter.emit(&Event::MessageStart {
+                            message: &Message::Assistant(message.clone()),
+                        });
+                    }
+                    emitter.emit(&Event::MessageUpdate {
+                        assistant_message_event: event,
+                    });
+                };
+                assembler.push(chunk, &mut emit);
+                if first_token_ms.is_none() && assembler.has_progress() {
+                    first_token_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+                }
+            }
+        }
+    };
+    match ended {
+        Ended::Done => {
+            let assembled = finish(
+                &mut assembler,
+                &message,
+                &mut started_message,
+                emitter,
+                None,
+            );
+            exchanges.push(ExchangeInfo {
+                x_request_id: request.header("x-request-id").map(str::to_string),
+                started_unix_ms,
+                ttft_ms: first_token_ms,
+                total_ms: started.elapsed().as_secs_f64() * 1000.0,
+                usage: assembled.raw_usage.clone(),
+            });
+            fill(&mut message, assembled);
+            emitter.emit(&Event::MessageEnd {
+                message: &Message::Assistant(message.clone()),
+            });
+            Attempt::Done(message)
+        }
+        Ended::Failed(error) if !assembler.has_progress() => Attempt::FailedEarly(error, None),
+        Ended::Failed(error) => {
+            let stop = Some((StopReason::Error, Some(error.to_string())));
+            let assembled = finish(
+                &mut assembler,
+                &message,
+                &mut started_message,
+                emitter,
+                stop,
+            );
+            fill(&mut message, assembled);
+            emitter.emit(&Event::MessageEnd {
+                message: &Message::Assistant(message.clone()),
+            });
+            Attempt::FailedAfterProgress(message, error)
+        }
+    }
+}
+
+enum Ended {
+    Done,
+    Failed(LlmError),
+}
+
+fn finish(
+    assembler: &mut Assembler,
+    message: &AssistantMessage,
+    started_message: &mut bool,
+    emitter: &Emitter,
+    stopped: Option<(StopReason, Option<String>)>,
+) -> Assembled {
+    let assembler = std::mem::take(assembler);
+    let mut emit = |event: &AssistantMessageEvent<'_>| {
+        if !*started_message {
+            *started_message = true;
+            emitter.emit(&Event::MessageStart {
+                message: &Message::Assistant(message.clone()),
+            });
+        }
+        emitter.emit(&Event::MessageUpdate {
+            assistant_message_event: event,
+        });
+    };
+    let assembled = assembler.finish(stopped, &mut emit);
+    if !*started_message {
+        *started_message = true;
+        emitter.emit(&Event::MessageStart {
+            message: &Message::Assistant(message.clone()),
+        });
+    }
+    assembled
+}
+
+fn fill(message: &mut AssistantMessage, assembled: Assembled) {
+    message.content = assembled.content;
+    message.stop_reason = assembled.stop_reason;
+    message.error_message = assembled.error_message;
+    message.usage = assembled.usage;
+    message.response_id = assembled.response_id;
+    if let Some(model) = assembled.model {
+        message.model = model;
+    }
+}
+
+fn abort_early(ctx: &TurnContext<'_>) -> Attempt {
+    let message = empty_message(ctx, StopReason::Aborted, None);
+    emit_whole(ctx.emitter, &message);
+    Attempt::Aborted(message)
+}
+
+fn empty_message(
+    ctx: &TurnContext<'_>,
+    stop_reason: StopReason,
+    error_message: Option<String>,
+) -> AssistantMessage {
+    AssistantMessage {
+        content: Vec::new(),
+        api: ASSISTANT_API,
+        provider: ctx.provider.to_string(),
+        model: ctx.model.to_string(),
+        usage: Usage::default(),
+        stop_reason,
+        timestamp: now_millis(),
+        response_id: None,
+        error_message,
+    }
+}
+
+/// `message_start` (pending) and `message_end` for a message that never streamed.
+fn emit_whole(emitter: &Emitter, message: &AssistantMessage) {
+    let pending = AssistantMessage {
+        stop_reason: StopReason::Pending,
+        error_message: None,
+        ..message.clone()
+    };
+    emitter.emit(&Event::MessageStart {
+        message: &Message::Assistant(pending),
+    });
+    emitter.emit(&Event::MessageEnd {
+        message: &Message::Assistant(message.clone()),
+    });
+}
+
+async fn read_error_body(ctx: &TurnContext<'_>, mut body: crate::llm::ByteStream) -> String {
+    let mut bytes = Vec::new();
+    loop {
+        let next = tokio::select! {
+            _ = ctx.control.aborted() => break,
+            next = tokio::time::timeout(ctx.idle_timeout.min(Duration::from_secs(10)), body.next()) => next,
+        };
+        match next {
+            Ok(Some(Ok(chunk))) => {
+                bytes.extend_from_slice(&chunk);
+                if bytes.len() >= ERROR_BODY_LIMIT {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}

@@ -1,0 +1,400 @@
+//! The command line: flags (with their environment fallbacks) and turning them into a
+//! [`RunConfig`]. Every problem found here is a usage error: exit 2, a message on stderr,
+//! nothing on stdout.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{
+    Endpoint, HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ThinkingLevel,
+    ToolSelection, defaults, normalize_base_url, parse_duration,
+};
+use crate::llm::fixture::Fixture;
+
+mod prompt;
+
+pub use prompt::read_prompt;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    the model finished (stop)
+  1    the run failed after it started (model/API error after retries, length, fatal error);
+       fatal_error and usage_snapshot were printed
+  2    usage or configuration error before the run (message on stderr, nothing on stdout)
+  3    a limit stopped the run (--max-turns, --timeout)
+  130  interrupted by SIGINT
+  141  stdout was closed by the reader
+  143  terminated by SIGTERM";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "worker",
+    version,
+    about = "One-shot, headless coding agent: prompt on stdin, JSONL events on stdout",
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task: read the prompt from stdin, print events as JSON lines.
+    #[command(after_help = EXIT_CODES)]
+    Run(Box<RunArgs>),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Model as provider/id: dynamo/<id>, dynamo/default (first model the server lists),
+    /// openai/<id>, or replay/<fixture.jsonl>. Ids may contain '/'.
+    #[arg(short = 'm', long, env = "WORKER_MODEL", value_name = "PROVIDER/ID")]
+    pub model: String,
+
+    /// Reasoning effort, sent as reasoning_effort (off sends nothing).
+    #[arg(long, value_enum, env = "WORKER_THINKING")]
+    pub thinking: Option<ThinkingLevel>,
+
+    /// Working directory for tools and AGENTS.md discovery [default: current directory]
+    #[arg(long, env = "WORKER_CWD", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Only these tools (comma-separated), e.g. read,grep; can name opt-in tools
+    /// (hashline_edit).
+    #[arg(
+        long,
+        env = "WORKER_TOOLS",
+        value_delimiter = ',',
+        value_name = "A,B,..."
+    )]
+    pub tools: Option<Vec<String>>,
+
+    /// Offer no built-in tools.
+    #[arg(long, env = "WORKER_NO_BUILTIN_TOOLS")]
+    pub no_builtin_tools: bool,
+
+    /// Stop after this many model requests (exit 3).
+    #[arg(long, env = "WORKER_MAX_TURNS", value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// Wall-clock budget for the whole run, e.g. 90, 90s, 5m, 1h (exit 3).
+    #[arg(long, env = "WORKER_TIMEOUT", value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// Retries of a failed model request (transport errors, 408, 429, 5xx, cut streams).
+    #[arg(long, env = "WORKER_MAX_RETRIES", default_value_t = defaults::MAX_RETRIES, value_name = "N")]
+    pub max_retries: u32,
+
+    /// First retry delay; doubles per retry (with jitter), capped at 30s.
+    #[arg(long, env = "WORKER_RETRY_BASE_DELAY", value_parser = parse_duration, default_value = "1s", value_name = "DURATION")]
+    pub retry_base_delay: Duration,
+
+    /// Output-token limit per model request.
+    #[arg(long, env = "WORKER_MAX_TOKENS", value_name = "N")]
+    pub max_tokens: Option<u32>,
+
+    /// Fail a request when the model server sends nothing for this long.
+    #[arg(long, env = "WORKER_IDLE_TIMEOUT", value_parser = parse_duration, default_value = "300s", value_name = "DURATION")]
+    pub idle_timeout: Duration,
+
+    /// TCP/TLS connect timeout for the model server.
+    #[arg(long, env = "WORKER_CONNECT_TIMEOUT", value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub connect_timeout: Duration,
+
+    /// Longest a bash call may run (bash calls default to 120s; the model may ask for more,
+    /// up to this).
+    #[arg(long, env = "WORKER_BASH_TIMEOUT", value_parser = parse_duration, default_value = "600s", value_name = "DURATION")]
+    pub bash_timeout: Duration,
+
+    /// Replace the built-in system prompt (text, or @file).
+    #[arg(long, env = "WORKER_SYSTEM_PROMPT", value_name = "TEXT|@FILE")]
+    pub system_prompt: Option<String>,
+
+    /// Add to the system prompt (text, or @file).
+    #[arg(long, env = "WORKER_APPEND_SYSTEM_PROMPT", value_name = "TEXT|@FILE")]
+    pub append_system_prompt: Option<String>,
+
+    /// Don't load AGENTS.md / CLAUDE.md files.
+    #[arg(long, env = "WORKER_NO_CONTEXT_FILES")]
+    pub no_context_files: bool,
+
+    /// Record every model exchange to this fixture file (replay it with --model replay/FILE).
+    #[arg(long, env = "WORKER_RECORD", value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Prompt text; stdin, if any, is appended inside <stdin> tags.
+    pub prompt: Option<String>,
+}
+
+/// Reads the environment; blank values count as unset.
+pub trait Env {
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+}
+
+/// Variables whose values must never be written to a recording.
+const SECRET_VARS: [&str; 5] = [
+    "DYNAMO_API_KEY",
+    "OPENAI_API_KEY",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_APP_PRIVATE_KEY",
+];
+
+pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<RunConfig, String> {
+    let cwd = resolve_cwd(args.cwd.as_deref())?;
+    let model = parse_model(&args.model, env)?;
+    let mut config = RunConfig::new(cwd, model);
+    config.thinking = args.thinking;
+    config.tools = ToolSelection {
+        builtin: !args.no_builtin_tools,
+        allow: args.tools.as_ref().map(|names| {
+            names
+                .iter()
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        }),
+    };
+    config.limits = Limits {
+        max_turns: args.max_turns,
+        timeout: args.timeout,
+        max_retries: args.max_retries,
+        retry_base_delay: args.retry_base_delay,
+        max_tokens: args.max_tokens,
+        connect_timeout: args.connect_timeout,
+        idle_timeout: args.idle_timeout,
+        bash_timeout_max: args.bash_timeout,
+    };
+    if args.max_turns == Some(0) {
+        return Err("--max-turns must be at least 1".to_string());
+    }
+    config.prompt = PromptConfig {
+        system: text_or_file(args.system_prompt.as_deref(), "--system-prompt")?,
+        append: text_or_file(
+            args.append_system_prompt.as_deref(),
+            "--append-system-prompt",
+        )?,
+        context_files: !args.no_context_files,
+    };
+    if let Some(record) = &args.record {
+        let parent = record.parent().filter(|p| !p.as_os_str().is_empty());
+        if parent.is_some_and(|p| !p.is_dir()) {
+            return Err(format!(
+                "--record {}: the directory does not exist",
+                record.display()
+            ));
+        }
+        config.record = Some(record.clone());
+    }
+    config.secrets = SECRET_VARS
+        .iter()
+        .filter_map(|name| env.get(name))
+        .collect();
+    // Checked again by the run; checking here keeps the error a usage error.
+    let available = if config.tools.builtin {
+        crate::tools::ToolSet::all_builtin()
+    } else {
+        Vec::new()
+    };
+    crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
+    Ok(config)
+}
+
+fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, String> {
+    let Some(path) = cwd else {
+        return std::env::current_dir()
+            .map_err(|err| format!("cannot read the current directory: {err}"));
+    };
+    match std::fs::canonicalize(path) {
+        Ok(real) if real.is_dir() => Ok(real),
+        Ok(_) => Err(format!("--cwd {}: not a directory", path.display())),
+        Err(_) => Err(format!("--cwd {}: no such directory", path.display())),
+    }
+}
+
+/// `provider/id`, split on the first `/`.
+pub fn parse_model(raw: &str, env: &dyn Env) -> Result<ModelSource, String> {
+    let raw = raw.trim();
+    let (provider, id) = match raw.split_once('/') {
+        Some((provider, id)) => (provider, Some(id)),
+        None if raw == "dynamo" => ("dynamo", None),
+        None => return Err(format!("--model must be 'provider/id', got '{raw}'")),
+    };
+    let id = id.map(str::trim).filter(|id| !id.is_empty());
+    let chosen = id.filter(|id| *id != "default").map(str::to_string);
+    match provider {
+        "dynamo" => Ok(ModelSource::Http {
+            provider: HttpProvider::Dynamo,
+            endpoint: Endpoint {
+                base_url: normalize_base_url(
+                    &env.get("DYNAMO_BASE_URL")
+                        .or_else(|| env.get("OPENAI_BASE_URL"))
+                        .unwrap_or_else(|| defaults::DYNAMO_BASE_URL.to_string()),
+                ),
+                api_key: env.get("DYNAMO_API_KEY"),
+            },
+            model: chosen,
+        }),
+        "openai" => Ok(ModelSource::Http {
+            provider: HttpProvider::OpenAi,
+            endpoint: Endpoint {
+                base_url: normalize_base_url(
+                    &env.get("OPENAI_BASE_URL")
+                        .unwrap_or_else(|| defaults::OPENAI_BASE_URL.to_string()),
+                ),
+                api_key: env.get("OPENAI_API_KEY"),
+            },
+            model: chosen,
+        }),
+        "replay" => {
+            let path =
+                PathBuf::from(id.ok_or("--model replay/<file>: the fixture path is missing")?);
+            let fixture = Fixture::load(&path).map_err(|err| format!("--model: {err}"))?;
+            Ok(ModelSource::Replay { path, fixture })
+        }
+        other => Err(format!(
+            "unknown provider '{other}' in --model '{raw}'; expected dynamo, openai or replay"
+        )),
+    }
+}
+
+fn text_or_file(value: Option<&str>, flag: &str) -> Result<Option<String>, String> {
+    match value {
+        None => Ok(None),
+        Some(text) => match text.strip_prefix('@') {
+            Some(path) => std::fs::read_to_string(path)
+                .map(Some)
+                .map_err(|err| format!("{flag} @{path}: {err}")),
+            None => Ok(Some(text.to_string())),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct MapEnv(HashMap<&'static str, &'static str>);
+
+    impl Env for MapEnv {
+        fn get(&self, name: &str) -> Option<String> {
+            self.0
+                .get(name)
+                .map(|v| v.to_string())
+                .filter(|v| !v.trim().is_empty())
+        }
+    }
+
+    fn env(pairs: &[(&'static str, &'static str)]) -> MapEnv {
+        MapEnv(pairs.iter().copied().collect())
+    }
+
+    fn endpoint(source: &ModelSource) -> (&'static str, String, Option<String>, Option<String>) {
+        match source {
+            ModelSource::Http {
+                provider,
+                endpoint,
+                model,
+            } => (
+                provider.name(),
+                endpoint.base_url.clone(),
+                endpoint.api_key.clone(),
+                model.clone(),
+            ),
+            ModelSource::Replay { .. } => panic!("not http"),
+        }
+    }
+
+    #[test]
+    fn the_model_splits_on_the_first_slash() {
+        let e = env(&[]);
+        assert_eq!(
+            endpoint(&parse_model("dynamo/accounts/fw/models/glm", &e).unwrap()),
+            (
+                "dynamo",
+                "http://127.0.0.1:8000/v1".into(),
+                None,
+                Some("accounts/fw/models/glm".into())
+            )
+        );
+        assert_eq!(endpoint(&parse_model("dynamo", &e).unwrap()).3, None);
+        assert_eq!(
+            endpoint(&parse_model("dynamo/default", &e).unwrap()).3,
+            None
+        );
+    }
+
+    #[test]
+    fn endpoints_follow_the_env_precedence() {
+        let e = env(&[
+            ("OPENAI_BASE_URL", "http://o:1/"),
+            ("DYNAMO_API_KEY", "dk"),
+            ("OPENAI_API_KEY", "ok"),
+        ]);
+        assert_eq!(
+            endpoint(&parse_model("dynamo/m", &e).unwrap()),
+            (
+                "dynamo",
+                "http://o:1/v1".into(),
+                Some("dk".into()),
+                Some("m".into())
+            )
+        );
+        let e = env(&[
+            ("OPENAI_BASE_URL", "http://o:1/v1"),
+            ("DYNAMO_BASE_URL", "http://d:2"),
+            ("OPENAI_API_KEY", "ok"),
+        ]);
+        assert_eq!(
+            endpoint(&parse_model("dynamo/m", &e).unwrap()).1,
+            "http://d:2/v1"
+        );
+        assert_eq!(
+            endpoint(&parse_model("openai/gpt", &e).unwrap()),
+            (
+                "openai",
+                "http://o:1/v1".into(),
+                Some("ok".into()),
+                Some("gpt".into())
+            )
+        );
+        let blank = env(&[("DYNAMO_BASE_URL", "  ")]);
+        assert_eq!(
+            endpoint(&parse_model("dynamo/m", &blank).unwrap()).1,
+            "http://127.0.0.1:8000/v1"
+        );
+    }
+
+    #[test]
+    fn bad_models_are_explained() {
+        let e = env(&[]);
+        assert_eq!(
+            parse_model("gpt4", &e).err().unwrap(),
+            "--model must be 'provider/id', got 'gpt4'"
+        );
+        assert_eq!(
+            parse_model("anthropic/claude", &e).err().unwrap(),
+            "unknown provider 'anthropic' in --model 'anthropic/claude'; expected dynamo, openai or replay"
+        );
+        let err = parse_model("replay/does/not/exist.jsonl", &e)
+            .err()
+            .unwrap();
+        assert!(
+            err.starts_with("--model: cannot read fixture does/not/exist.jsonl: "),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! The prompt: all of stdin, and an optional argument placed before it.
+//!
+//! stdin must be UTF-8 (a BOM is dropped; UTF-16 with a BOM is decoded). When a prompt
+//! argument is given, stdin is read only if it has data or is at EOF within a short wait: an
+//! open pipe that nobody writes to must not hang the run.
+
+use std::io::{IsTerminal, Read};
+use std::os::fd::AsFd;
+use std::time::Duration;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+/// How long stdin may stay silent when a prompt argument is given.
+const STDIN_WAIT_WITH_ARGUMENT: Duration = Duration::from_secs(2);
+
+pub fn read_prompt(argument: Option<&str>) -> Result<String, String> {
+    let stdin = std::io::stdin();
+    let piped = if stdin.is_terminal() {
+        None
+    } else if argument.is_some() && !readable_within(&stdin, STDIN_WAIT_WITH_ARGUMENT) {
+        None
+    } else {
+        let mut bytes = Vec::new();
+        stdin
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(|err| format!("cannot read stdin: {err}"))?;
+        Some(bytes)
+    };
+    combine(argument, piped.as_deref())
+}
+
+fn readable_within(stdin: &std::io::Stdin, wait: Duration) -> bool {
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
+    match poll(&mut fds, timeout) {
+        Ok(n) if n > 0 => fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP)),
+        _ => false,
+    }
+}
+
+/// Joins the argument and stdin the way `codex exec` does:
+/// `argument\n\n<stdin>\n...\n</stdin>`.
+pub fn combine(argument: Option<&str>, stdin: Option<&[u8]>) -> Result<String, String> {
+    let piped = stdin.map(decode).transpose()?;
+    let piped = piped.filter(|text| !text.trim().is_empty());
+    let argument = argument.filter(|text| !text.trim().is_empty());
+    match (argument, piped) {
+        (None, None) => Err(
+            "empty prompt: pipe the prompt into stdin (echo '...' | worker run ...) or pass it as an argument"
+                .to_string(),
+        ),
+        (Some(argument), None) => Ok(argument.to_string()),
+        (None, Some(piped)) => Ok(piped),
+        (Some(argument), Some(piped)) => {
+            let newline = if piped.ends_with('\n') { "" } else { "\n" };
+            Ok(format!("{argument}\n\n<stdin>\n{piped}{newline}</stdin>"))
+        }
+    }
+}
+
+fn decode(bytes: &[u8]) -> Result<String, String> {
+    if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        return utf8(rest, 3);
+    }
+    for (bom, little) in [(b"\xFF\xFE", true), (b"\xFE\xFF", false)] {
+        if let Some(rest) = bytes.strip_prefix(bom) {
+            let units: Vec<u16> = rest
+                .chunks_exact(2)
+                .map(|pair| {
+                    if little {
+                        u16::from_le_bytes([pair[0], pair[1]])
+                    } else {
+                        u16::from_be_bytes([pair[0], pair[1]])
+                    }
+                })
+                .collect();
+            return String::from_utf16(&units).map_err(|_| "stdin is not valid UTF-16".to_string());
+        }
+    }
+    utf8(bytes, 0)
+}
+
+fn utf8(bytes: &[u8], offset: usize) -> Result<String, String> {
+    String::from_utf8(bytes.to_vec()).map_err(|err| {
+        format!(
+            "stdin is not valid UTF-8 (invalid byte at offset {})",
+            offset + err.utf8_error().valid_up_to()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdin_alone_is_the_prompt_verbatim() {
+        assert_eq!(combine(None, Some(b"fix it\n")).unwrap(), "fix it\n");
+    }
+
+    #[test]
+    fn an_argument_comes_first_and_stdin_is_wrapped() {
+        assert_eq!(
+            combine(Some("review this"), Some(b"diff --git\n")).unwrap(),
+            "review this\n\n<stdin>\ndiff --git\n</stdin>"
+        );
+        assert_eq!(
+            combine(Some("only arg"), Some(b"  \n")).unwrap(),
+            "only arg"
+        );
+        assert_eq!(combine(Some("only arg"), None).unwrap(), "only arg");
+    }
+
+    #[test]
+    fn boms_are_handled_and_invalid_bytes_are_located() {
+        assert_eq!(combine(None, Some(b"\xEF\xBB\xBFhi")).unwrap(), "hi");
+        assert_eq!(combine(None, Some(b"\xFF\xFEh\0i\0")).unwrap(), "hi");
+        assert_eq!(
+            combine(None, Some(b"ok\xC3\x28")).unwrap_err(),
+            "stdin is not valid UTF-8 (invalid byte at offset 2)"
+        );
+        assert_eq!(
+            combine(None, Some(b"\xEF\xBB\xBFok\xFF")).unwrap_err(),
+            "stdin is not valid UTF-8 (invalid byte at offset 5)"
+        );
+    }
+
+    #[test]
+    fn empty_and_blank_prompts_are_refused() {
+        for input in [&b""[..], b"   \n\t"] {
+            assert!(
+                combine(None, Some(input))
+                    .unwrap_err()
+                    .starts_with("empty prompt")
+            );
+        }
+        assert!(combine(None, None).is_err());
+    }
+}

@@ -1,0 +1,255 @@
+//! What a run needs to know, resolved and validated before it starts.
+//!
+//! The command line (`cli`) builds a [`RunConfig`] from flags and the environment; in-process
+//! callers build one directly. Nothing here touches the network: the model may still have to be
+//! discovered (`dynamo/default`), which happens inside the run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::RunControl;
+use crate::llm::RequestDecorator;
+use crate::llm::fixture::Fixture;
+
+mod duration;
+
+pub use duration::parse_duration;
+
+/// Defaults for the limits, in one place so `--help` and the code agree.
+pub mod defaults {
+    use std::time::Duration;
+
+    pub const MAX_RETRIES: u32 = 3;
+    pub const RETRY_BASE_DELAY: Duration = Duration::from_secs(1);
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+    pub const BASH_TIMEOUT: Duration = Duration::from_secs(120);
+    pub const BASH_TIMEOUT_MAX: Duration = Duration::from_secs(600);
+    pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
+    pub const DYNAMO_BASE_URL: &str = "http://127.0.0.1:8000/v1";
+    pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+}
+
+pub struct RunConfig {
+    /// Working directory for tools and context files; must exist.
+    pub cwd: PathBuf,
+    pub model: ModelSource,
+    pub thinking: Option<ThinkingLevel>,
+    pub tools: ToolSelection,
+    pub limits: Limits,
+    pub prompt: PromptConfig,
+    /// Write every model exchange to this fixture file.
+    pub record: Option<PathBuf>,
+    pub control: RunControl,
+    /// Keep every emitted record in [`crate::RunResult::records`].
+    pub retain_records: bool,
+    /// Values that must never appear in recordings (API keys, tokens).
+    pub secrets: Vec<String>,
+    /// Adjusts each model request (the Dynamo identity); the loop does not know what it does.
+    pub decorator: Option<Arc<dyn RequestDecorator>>,
+}
+
+impl RunConfig {
+    /// A config with every default, for in-process callers and tests.
+    pub fn new(cwd: PathBuf, model: ModelSource) -> Self {
+        RunConfig {
+            cwd,
+            model,
+            thinking: None,
+            tools: ToolSelection::default(),
+            limits: Limits::default(),
+            prompt: PromptConfig::default(),
+            record: None,
+            control: RunControl::new(),
+            retain_records: true,
+            secrets: Vec::new(),
+            decorator: None,
+        }
+    }
+}
+
+/// Where model answers come from.
+pub enum ModelSource {
+    Http {
+        provider: HttpProvider,
+        endpoint: Endpoint,
+        /// `None`: take the first model `GET <base>/models` lists.
+        model: Option<String>,
+    },
+    Replay {
+        path: PathBuf,
+        fixture: Fixture,
+    },
+}
+
+impl ModelSource {
+    /// The provider name messages carry.
+    pub fn provider_name(&self) -> &'static str {
+        match self {
+            ModelSource::Http { provider, .. } => provider.name(),
+            ModelSource::Replay { .. } => "replay",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpProvider {
+    /// NVIDIA Dynamo's OpenAI-compatible frontend.
+    Dynamo,
+    /// Any OpenAI-compatible server; never sent Dynamo-only fields.
+    OpenAi,
+}
+
+impl HttpProvider {
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpProvider::Dynamo => "dynamo",
+            HttpProvider::OpenAi => "openai",
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Endpoint {
+    /// Ends in the API root (`.../v1`), no trailing slash.
+    pub base_url: String,
+    pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// Strips a trailing `/` and gives a bare origin the `/v1` API root.
+pub fn normalize_base_url(raw: &str) -> String {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let after_scheme = trimmed.split_once("://").map_or(trimmed, |(_, rest)| rest);
+    if after_scheme.contains('/') {
+        trimmed.to_string()
+    } else {
+        format!("{trimmed}/v1")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ThinkingLevel {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ThinkingLevel {
+    /// The `reasoning_effort` value, or `None` for `off` (the field is then omitted).
+    pub fn reasoning_effort(self) -> Option<&'static str> {
+        match self {
+            ThinkingLevel::Off => None,
+            ThinkingLevel::Minimal => Some("minimal"),
+            ThinkingLevel::Low => Some("low"),
+            ThinkingLevel::Medium => Some("medium"),
+            ThinkingLevel::High => Some("high"),
+            ThinkingLevel::Xhigh => Some("xhigh"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolSelection {
+    /// Include the built-in tools (`--no-builtin-tools` clears it).
+    pub builtin: bool,
+    /// `--tools`: only these, from everything available (opt-in tools included).
+    pub allow: Option<Vec<String>>,
+}
+
+impl Default for ToolSelection {
+    fn default() -> Self {
+        ToolSelection {
+            builtin: true,
+            allow: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Model requests per run.
+    pub max_turns: Option<u32>,
+    /// Wall-clock budget for the whole run.
+    pub timeout: Option<Duration>,
+    pub max_retries: u32,
+    pub retry_base_delay: Duration,
+    pub max_tokens: Option<u32>,
+    pub connect_timeout: Duration,
+    /// No bytes from the model server for this long is an error.
+    pub idle_timeout: Duration,
+    /// The longest a bash call may run; the model's `timeout` is capped to it.
+    pub bash_timeout_max: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_turns: None,
+            timeout: None,
+            max_retries: defaults::MAX_RETRIES,
+            retry_base_delay: defaults::RETRY_BASE_DELAY,
+            max_tokens: None,
+            connect_timeout: defaults::CONNECT_TIMEOUT,
+            idle_timeout: defaults::IDLE_TIMEOUT,
+            bash_timeout_max: defaults::BASH_TIMEOUT_MAX,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct PromptConfig {
+    /// Replaces the built-in preamble, tool list and guidelines.
+    pub system: Option<String>,
+    /// Added after them.
+    pub append: Option<String>,
+    /// Load `AGENTS.md` / `CLAUDE.md` from the root down to the cwd.
+    pub context_files: bool,
+}
+
+impl Default for PromptConfig {
+    fn default() -> Self {
+        PromptConfig {
+            system: None,
+            append: None,
+            context_files: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_lose_trailing_slashes_and_bare_origins_gain_v1() {
+        assert_eq!(
+            normalize_base_url("http://h:8000"),
+            "http://h:8000/v1".to_string()
+        );
+        assert_eq!(
+            normalize_base_url("http://h:8000/"),
+            "http://h:8000/v1".to_string()
+        );
+        assert_eq!(
+            normalize_base_url("http://h/v1/"),
+            "http://h/v1".to_string()
+        );
+        assert_eq!(
+            normalize_base_url("https://api.x.com/openai/v1"),
+            "https://api.x.com/openai/v1".to_string()
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! Writing events: envelope, serialization, one write and flush per line.
+//!
+//! The emitter is shared by the agent loop and concurrently running tools, so it lives behind
+//! a mutex and every call writes one whole line: lines never interleave. When the sink fails
+//! (the reader closed stdout), the emitter goes quiet and fires its close hook once so the run
+//! can stop; it never panics and never retries a dead sink.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Event, SessionHeader};
+
+/// Where event lines go. `line` is one complete JSON object followed by `\n`.
+pub trait EventSink: Send {
+    /// An error means the reader is gone; the emitter stops writing after the first one.
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()>;
+}
+
+/// Process stdout, flushed after every line so a reader sees each event as it happens.
+#[derive(Debug, Default)]
+pub struct StdoutSink;
+
+impl EventSink for StdoutSink {
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(line)?;
+        out.flush()
+    }
+}
+
+/// Keeps lines in memory; clones share the same buffer (for in-process callers and tests).
+#[derive(Debug, Clone, Default)]
+pub struct CollectorSink {
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl CollectorSink {
+    /// Every line written so far, without the trailing newline.
+    pub fn lines(&self) -> Vec<String> {
+        lock(&self.lines).clone()
+    }
+}
+
+impl EventSink for CollectorSink {
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        let text = String::from_utf8_lossy(line)
+            .trim_end_matches('\n')
+            .to_string();
+        lock(&self.lines).push(text);
+        Ok(())
+    }
+}
+
+#[derive(Serialize)]
+struct Envelope<'e, 'a> {
+    #[serde(flatten)]
+    event: &'e Event<'a>,
+    #[serde(rename = "sessionId")]
+    session_id: &'e str,
+    timestamp: &'e str,
+}
+
+type CloseHook = Box<dyn FnOnce() + Send>;
+
+struct Inner {
+    sink: Box<dyn EventSink>,
+    retain: bool,
+    records: Vec<Value>,
+    closed: bool,
+    on_close: Option<CloseHook>,
+    line: Vec<u8>,
+}
+
+impl Inner {
+    fn write<T: Serialize>(&mut self, record: &T) {
+        if self.closed {
+            return;
+        }
+        self.line.clear();
+        // Every event type is plain data; a serialization failure would be a bug, and losing
+        // one line is better than losing the run.
+        if serde_json::to_writer(&mut self.line, record).is_err() {
+            return;
+        }
+        if self.retain {
+            if let Ok(value) = serde_json::from_slice(&self.line) {
+                self.records.push(value);
+            }
+        }
+        self.line.push(b'\n');
+        if self.sink.write_line(&self.line).is_err() {
+            self.closed = true;
+            if let Some(hook) = self.on_close.take() {
+                hook();
+            }
+        }
+    }
+}
+
+/// Serializes events with their envelope and writes them to the sink. Cheap to clone; clones
+/// share the sink.
+#[derive(Clone)]
+pub struct Emitter {
+    inner: Arc<Mutex<Inner>>,
+    session_id: Arc<str>,
+}
+
+impl Emitter {
+    /// `retain` keeps every record as a JSON value for [`Emitter::records`].
+    pub fn new(sink: Box<dyn EventSink>, session_id: impl Into<String>, retain: bool) -> Self {
+        Emitter {
+            inner: Arc::new(Mutex::new(Inner {
+                sink,
+                retain,
+                records: Vec::new(),
+                closed: false,
+                on_close: None,
+                line: Vec::with_capacity(1024),
+            })),
+            session_id: Arc::from(session_id.into()),
+        }
+    }
+
+    /// Called once, the first time the sink fails.
+    pub fn on_close(&self, hook: impl FnOnce() + Send + 'static) {
+        lock(&self.inner).on_close = Some(Box::new(hook));
+    }
+
+    pub fn header(&self, header: &SessionHeader<'_>) {
+        lock(&self.inner).write(header);
+    }
+
+    pub fn emit(&self, event: &Event<'_>) {
+        let mut inner = lock(&self.inner);
+        // Stamped under the lock so timestamps never go backwards down the stream.
+        let timestamp = now_rfc3339();
+        inner.write(&Envelope {
+            event,
+            session_id: &self.session_id,
+            timestamp: &timestamp,
+        });
+    }
+
+    /// True once the sink has failed.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.inner).closed
+    }
+
+    /// Every record written so far (empty unless created with `retain`).
+    pub fn records(&self) -> Vec<Value> {
+        std::mem::take(&mut lock(&self.inner).records)
+    }
+}
+
+/// RFC 3339, UTC, millisecond precision: `2026-11-22T13:12:00.123Z`.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// Unix milliseconds, as messages carry them.
+pub fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// A poisoned lock only means another thread panicked mid-write; the data is still usable.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct FailingSink;
+    impl EventSink for FailingSink {
+        fn write_line(&mut self, _line: &[u8]) -> io::Result<()> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+    }
+
+    #[test]
+    fn every_event_line_carries_session_id_and_timestamp_after_its_fields() {
+        let sink = CollectorSink::default();
+        let emitter = Emitter::new(Box::new(sink.clone()), "s-1", true);
+        emitter.header(&SessionHeader::new("s-1", "t", "/w"));
+        emitter.emit(&Event::TurnStart { turn_index: 0 });
+        let lines = sink.lines();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with(r#"{"type":"session","version":3,"id":"s-1""#));
+        assert!(!lines[0].contains("sessionId"));
+        let turn: Value = serde_json::from_str(&lines[1]).unwrap();
+        assert_eq!(turn["type"], "turn_start");
+        assert_eq!(turn["sessionId"], "s-1");
+        let stamp = turn["timestamp"].as_str().unwrap();
+        assert_eq!(stamp.len(), "2026-11-22T13:12:00.123Z".len(), "{stamp}");
+        assert!(stamp.ends_with('Z'));
+        assert!(lines[1].starts_with(r#"{"type":"turn_start","turnIndex":0,"sessionId""#));
+        let records = emitter.records();
+        assert_eq!(records[1]["turnIndex"], json!(0));
+    }
+
+    #[test]
+    fn a_failed_sink_fires_the_close_hook_once_and_goes_quiet() {
+        let fired = Arc::new(AtomicUsize::new(0));
+        let emitter = Emitter::new(Box::new(FailingSink), "s", false);
+        let counter = fired.clone();
+        emitter.on_close(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        emitter.emit(&Event::AgentStart);
+        emitter.emit(&Event::AgentStart);
+        assert!(emitter.is_closed());
+        assert_eq!(fired.load(Ordering::SeqCst), 1);
+    }
+}

@@ -1,0 +1,550 @@
+//! The JSONL event stream, schema version 1: the whole wire contract in one file.
+//!
+//! Every line worker prints on stdout is one of the types below, serialized as one JSON object
+//! followed by `\n`. The first line is a [`SessionHeader`]; every later line is an [`Event`]
+//! wrapped by the [`Emitter`] with `sessionId` and `timestamp` (RFC 3339, UTC, milliseconds).
+//!
+//! Names and shapes follow the stream agentic-pi consumers already parse (Pi's agent events),
+//! with three deliberate differences: `message_update` carries only the delta (never the
+//! cumulative message, so output stays linear in content), `tool_execution_end` carries
+//! `durationMs`, and the run always ends with `usage_snapshot`.
+//!
+//! Compatibility rule: fields are only ever added. A change that removes or retypes a field
+//! bumps [`EVENT_SCHEMA_VERSION`], which the header announces as `eventSchema`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+mod emitter;
+
+pub use emitter::{CollectorSink, Emitter, EventSink, StdoutSink, now_millis, now_rfc3339};
+
+/// Announced in the header as `eventSchema`.
+pub const EVENT_SCHEMA_VERSION: u32 = 1;
+/// The header's `version`: the session-file format generation shared with Pi.
+pub const SESSION_FORMAT_VERSION: u32 = 3;
+/// The `api` value of assistant messages: the wire dialect every provider speaks.
+pub const ASSISTANT_API: &str = "openai-completions";
+
+/// The first line of every stream. It has no `sessionId` envelope of its own: `id` is it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHeader<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub version: u32,
+    pub id: &'a str,
+    pub timestamp: &'a str,
+    pub cwd: &'a str,
+    pub producer: Producer,
+    pub event_schema: u32,
+}
+
+impl<'a> SessionHeader<'a> {
+    pub fn new(id: &'a str, timestamp: &'a str, cwd: &'a str) -> Self {
+        SessionHeader {
+            kind: "session",
+            version: SESSION_FORMAT_VERSION,
+            id,
+            timestamp,
+            cwd,
+            producer: Producer::current(),
+            event_schema: EVENT_SCHEMA_VERSION,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Producer {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+impl Producer {
+    pub fn current() -> Self {
+        Producer {
+            name: "worker",
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}
+
+/// Every line after the header. The `type` field is the variant name in snake_case; fields
+/// are camelCase.
+#[derive(Debug, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Event<'a> {
+    /// A subsystem's startup status (`extension` names it: `github`, `telemetry`, ...).
+    ExtensionStatus(&'a ExtensionStatus),
+    /// The Dynamo trace bridge's settings, right after the header.
+    TraceStatus(&'a Value),
+    /// The Dynamo trace bridge's counters, right before `usage_snapshot`.
+    TraceSummary(&'a Value),
+    AgentStart,
+    TurnStart {
+        turn_index: u32,
+    },
+    MessageStart {
+        message: &'a Message,
+    },
+    /// One streamed piece of the assistant message being generated.
+    MessageUpdate {
+        assistant_message_event: &'a AssistantMessageEvent<'a>,
+    },
+    MessageEnd {
+        message: &'a Message,
+    },
+    ToolExecutionStart {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        args: &'a Value,
+    },
+    /// Progress of a running tool. For `bash`, the text is the output produced since the
+    /// previous update (not the whole output so far).
+    ToolExecutionUpdate {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        partial_result: &'a ToolResult,
+    },
+    ToolExecutionEnd {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        result: &'a ToolResult,
+        is_error: bool,
+        duration_ms: u64,
+    },
+    TurnEnd {
+        turn_index: u32,
+        message: &'a Message,
+        tool_results: &'a [Message],
+    },
+    AutoRetryStart {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: &'a str,
+    },
+    AutoRetryEnd {
+        success: bool,
+        attempt: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        final_error: Option<&'a str>,
+    },
+    /// A configured limit stopped the run (exit code 3).
+    LimitReached(&'a LimitReached),
+    /// Why the run failed (exit code 1); always followed by `agent_end` (when `agent_start`
+    /// was printed) and `usage_snapshot`.
+    FatalError {
+        error: &'a FatalError,
+    },
+    AgentEnd {
+        messages: &'a [Message],
+        stop_reason: RunStopReason,
+    },
+    /// Always the last line of a run that printed a header.
+    UsageSnapshot {
+        stats: &'a UsageStats,
+    },
+}
+
+/// Startup status of an optional subsystem.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionStatus {
+    pub extension: String,
+    pub status: ExtensionState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Extension-specific fields (`profile`, `toolCount`, `auth`, ...).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtensionState {
+    Configured,
+    Skipped,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages: the conversation, as carried by message_start / message_end / turn_end / agent_end.
+// ---------------------------------------------------------------------------------------------
+
+/// One message of the conversation, tagged by `role`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UserMessage {
+    pub content: Vec<TextContent>,
+    /// Unix milliseconds.
+    pub timestamp: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    pub content: Vec<AssistantContent>,
+    pub api: &'static str,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub stop_reason: StopReason,
+    /// Unix milliseconds.
+    pub timestamp: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+impl AssistantMessage {
+    /// The text blocks joined, as `finalText` reports it.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let AssistantContent::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|block| match block {
+            AssistantContent::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum AssistantContent {
+    Text { text: String },
+    Thinking { thinking: String },
+    ToolCall(ToolCall),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The parsed arguments; the raw text when the model sent invalid JSON.
+    pub arguments: Value,
+    /// The argument text exactly as the model streamed it; sent back verbatim in later
+    /// requests so the conversation prefix stays byte-identical for the server's cache.
+    #[serde(skip)]
+    pub raw_arguments: String,
+    /// Set when `raw_arguments` is not a JSON object; the tool result then says so.
+    #[serde(skip)]
+    pub arguments_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum TextContent {
+    Text { text: String },
+}
+
+impl TextContent {
+    pub fn text(text: impl Into<String>) -> Self {
+        TextContent::Text { text: text.into() }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            TextContent::Text { text } => text,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub content: Vec<TextContent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub is_error: bool,
+    /// Unix milliseconds.
+    pub timestamp: u64,
+}
+
+/// What a tool returns: text for the model, optional structured details for consumers.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ToolResult {
+    pub content: Vec<TextContent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolResult {
+    /// The text blocks joined by newlines: what the model reads.
+    pub fn text(&self) -> String {
+        let parts: Vec<&str> = self.content.iter().map(TextContent::as_str).collect();
+        parts.join("\n")
+    }
+}
+
+/// Token counts of one assistant message. `input` excludes cached prompt tokens, which are
+/// counted in `cacheRead`; `totalTokens` is the sum of the four counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total_tokens: u64,
+    pub cost: Cost,
+    /// Reasoning tokens, when the server reports them (already included in `output`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+}
+
+/// USD. Self-hosted models carry no price, so these are zero unless a price is known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub total: f64,
+}
+
+/// Why an assistant message ended. `pending` appears only on `message_start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    Pending,
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+}
+
+/// One streamed piece of an assistant message (`message_update.assistantMessageEvent`).
+/// `contentIndex` is the index of the block in the final message's `content`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AssistantMessageEvent<'a> {
+    TextStart {
+        content_index: usize,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: &'a str,
+    },
+    TextEnd {
+        content_index: usize,
+        content: &'a str,
+    },
+    ThinkingStart {
+        content_index: usize,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: &'a str,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content: &'a str,
+    },
+    ToolcallStart {
+        content_index: usize,
+        id: &'a str,
+        tool_name: &'a str,
+    },
+    ToolcallDelta {
+        content_index: usize,
+        delta: &'a str,
+    },
+    ToolcallEnd {
+        content_index: usize,
+        tool_call: &'a AssistantContent,
+    },
+}
+
+// ---------------------------------------------------------------------------------------------
+// The end of a run.
+// ---------------------------------------------------------------------------------------------
+
+/// Why the run ended (`agent_end.stopReason`); it decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStopReason {
+    /// The model finished: exit 0.
+    Stop,
+    /// The model hit its output-token limit: exit 1.
+    Length,
+    /// The model or its API failed: exit 1.
+    Error,
+    /// A signal or a closed stdout stopped the run: exit 130 / 143 / 141.
+    Aborted,
+    /// `--max-turns` stopped the run: exit 3.
+    MaxTurns,
+    /// `--timeout` stopped the run: exit 3.
+    Timeout,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitReached {
+    pub limit: LimitKind,
+    /// Model requests made so far.
+    pub turns: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    MaxTurns,
+    Timeout,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FatalError {
+    pub kind: FatalErrorKind,
+    pub message: String,
+}
+
+/// The class of a run failure, for orchestrators that branch on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FatalErrorKind {
+    /// The server answered with an error status (after retries, when retryable).
+    Http,
+    /// The connection failed or timed out (after retries).
+    Transport,
+    /// The response stream was cut, stalled or malformed.
+    Stream,
+    /// The model stopped at its output-token limit.
+    Length,
+    /// The provider's content filter stopped the response.
+    ContentFilter,
+    /// Model discovery (`GET /models`) failed.
+    ModelDiscovery,
+    /// The replay fixture has no answer for this request.
+    Replay,
+    /// A local failure (e.g. `--record` could not write its file).
+    Internal,
+}
+
+/// The run's totals (`usage_snapshot.stats`), counted over every model request, retried
+/// ones included.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageStats {
+    pub user_messages: u32,
+    pub assistant_messages: u32,
+    pub tool_calls: u32,
+    pub tool_results: u32,
+    pub tokens: TokenTotals,
+    pub cost: f64,
+    /// Model requests answered (one per turn, more with retries).
+    pub llm_requests: u32,
+    pub turns: u32,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenTotals {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total: u64,
+}
+
+impl UsageStats {
+    pub fn add_usage(&mut self, usage: &Usage) {
+        self.tokens.input += usage.input;
+        self.tokens.output += usage.output;
+        self.tokens.cache_read += usage.cache_read;
+        self.tokens.cache_write += usage.cache_write;
+        self.tokens.total += usage.input + usage.output + usage.cache_read + usage.cache_write;
+        self.cost += usage.cost.total;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unit_and_struct_variants_are_tagged_with_camel_case_fields() {
+        assert_eq!(
+            serde_json::to_value(Event::AgentStart).unwrap(),
+            json!({"type":"agent_start"})
+        );
+        assert_eq!(
+            serde_json::to_value(Event::TurnStart { turn_index: 2 }).unwrap(),
+            json!({"type":"turn_start","turnIndex":2})
+        );
+        let delta = AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: "hi",
+        };
+        assert_eq!(
+            serde_json::to_value(Event::MessageUpdate {
+                assistant_message_event: &delta
+            })
+            .unwrap(),
+            json!({"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"hi"}})
+        );
+    }
+
+    #[test]
+    fn messages_are_tagged_by_role_and_tool_calls_by_type() {
+        let call = AssistantContent::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: json!({"path":"a"}),
+            raw_arguments: "{\"path\":\"a\"}".into(),
+            arguments_error: None,
+        });
+        assert_eq!(
+            serde_json::to_value(&call).unwrap(),
+            json!({"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a"}})
+        );
+        let result = Message::ToolResult(ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![TextContent::text("x")],
+            details: None,
+            is_error: false,
+            timestamp: 5,
+        });
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":5})
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! worker: a one-shot, headless coding agent.
+//!
+//! An orchestrator runs `worker run --model <provider>/<id>` once per task, pipes the prompt
+//! into stdin and reads a JSONL event stream from stdout until the process exits. This crate
+//! is that program as a library: [`run`] takes a [`RunConfig`], the prompt and an
+//! [`EventSink`], drives the model/tool loop, and returns a [`RunResult`]. It never writes to
+//! stdout or stderr itself; the binary (`main.rs`) decides where events and warnings go.
+//!
+//! Subsystems, one folder each: `events` (the wire schema), `llm` (the model client),
+//! `agent` (the loop), `tools` (what the model can do), `config` and `cli`.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod events;
+pub mod llm;
+pub mod tools;
+
+pub use agent::{AbortReason, RunControl, RunResult, run};
+pub use config::RunConfig;
+pub use events::{CollectorSink, EventSink, StdoutSink};

@@ -1,0 +1,484 @@
+//! Streamed chunks to an assistant message, reporting each piece as it arrives.
+//!
+//! Text and reasoning deltas extend the current block of their kind or start a new one (the
+//! previous block then ends). Tool calls are keyed by the chunk's `index`, never by `id`:
+//! servers send the id only in a call's first chunk, and indices may be sparse or
+//! interleaved. Tool-call blocks therefore stay open until the response ends, and their
+//! `toolcall_end` events come last, once each call's arguments are complete.
+
+use serde_json::Value;
+
+use super::wire::{ChatChunk, WireUsage};
+use crate::events::{AssistantContent, AssistantMessageEvent, StopReason, ToolCall, Usage};
+
+pub type Emit<'e> = &'e mut dyn FnMut(&AssistantMessageEvent<'_>);
+
+enum Block {
+    Text(String),
+    Thinking(String),
+    Tool {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+}
+
+#[derive(Default)]
+pub struct Assembler {
+    blocks: Vec<Block>,
+    /// The text or thinking block that the next delta of its kind extends.
+    open: Option<usize>,
+    /// (wire index, block index) of each tool call.
+    tool_slots: Vec<(Option<u32>, usize)>,
+    finish_reason: Option<String>,
+    usage: Option<WireUsage>,
+    response_id: Option<String>,
+    model: Option<String>,
+}
+
+/// A finished (or stopped) assistant message, minus the fields the caller adds.
+pub struct Assembled {
+    pub content: Vec<AssistantContent>,
+    pub stop_reason: StopReason,
+    pub error_message: Option<String>,
+    pub usage: Usage,
+    /// Prompt and completion tokens as the server counted them (for traces).
+    pub raw_usage: Option<WireUsage>,
+    pub response_id: Option<String>,
+    pub model: Option<String>,
+}
+
+impl Assembler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True once anything beyond role-only chunks arrived; a stream cut before this point
+    /// can be retried without the consumer having seen a partial message.
+    pub fn has_progress(&self) -> bool {
+        !self.blocks.is_empty() || self.finish_reason.is_some()
+    }
+
+    pub fn saw_finish(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    pub fn push(&mut self, chunk: ChatChunk, emit: Emit<'_>) {
+        if self.response_id.is_none() {
+            self.response_id = chunk.id.filter(|id| !id.is_empty());
+        }
+        if self.model.is_none() {
+            self.model = chunk.model.filter(|m| !m.is_empty());
+        }
+        if chunk.usage.is_some() {
+            self.usage = chunk.usage;
+        }
+        let Some(choice) = chunk.choices.into_iter().find(|c| c.index == 0) else {
+            return;
+        };
+        if let Some(delta) = choice.delta {
+            if let Some(reasoning) = delta.reasoning_content.or(delta.reasoning) {
+                self.push_prose(&reasoning, true, emit);
+            }
+            if let Some(text) = delta.content {
+                self.push_prose(&text, false, emit);
+            }
+            for call in delta.tool_calls.unwrap_or_default() {
+                let (name, arguments) = call
+                    .function
+                    .map(|f| (f.name, f.arguments))
+                    .unwrap_or((None, None));
+                self.push_tool_call(call.index, call.id, name, arguments, emit);
+            }
+        }
+        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+            self.finish_reason = Some(reason);
+        }
+    }
+
+    fn push_prose(&mut self, delta: &str, thinking: bool, emit: Emit<'_>) {
+        if delta.is_empty() {
+            return;
+        }
+        let extends = self.open.is_some_and(|i| {
+            matches!(
+                (&self.blocks[i], thinking),
+                (Block::Thinking(_), true) | (Block::Text(_), false)
+            )
+        });
+        if !extends {
+            self.close_open(emit);
+            let index = self.blocks.len();
+            if thinking {
+                self.blocks.push(Block::Thinking(String::new()));
+                emit(&AssistantMessageEvent::ThinkingStart {
+                    content_index: index,
+                });
+            } else {
+                self.blocks.push(Block::Text(String::new()));
+                emit(&AssistantMessageEvent::TextStart {
+                    content_index: index,
+                });
+            }
+            self.open = Some(index);
+        }
+        let Some(index) = self.open else { return };
+        match &mut self.blocks[index] {
+            Block::Thinking(text) | Block::Text(text) => text.push_str(delta),
+            Block::Tool { .. } => return,
+        }
+        emit(&if thinking {
+            AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta,
+            }
+        } else {
+            AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta,
+            }
+        });
+    }
+
+    fn push_tool_call(
+        &mut self,
+        wire_index: Option<u32>,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: Option<String>,
+        emit: Emit<'_>,
+    ) {
+        let id = id.filter(|id| !id.is_empty());
+        let existing = match wire_index {
+            Some(wire) => self
+                .tool_slots
+                .iter()
+                .find(|(w, _)| *w == Some(wire))
+                .map(|(_, b)| *b),
+            // No index: a new id starts a new call, otherwise the latest call continues.
+            None => match &id {
+                Some(id) => self
+                    .blocks
+                    .iter()
+                    .position(|b| matches!(b, Block::Tool { id: existing, .. } if existing == id)),
+                None => self.tool_slots.last().map(|(_, b)| *b),
+            },
+        };
+        let index = match existing {
+            Some(index) => index,
+            None => {
+                self.close_open(emit);
+                let index = self.blocks.len();
+                let id = id
+                    .clone()
+                    .unwrap_or_else(|| format!("call_{}", uuid::Uuid::new_v4().simple()));
+                let name = name.clone().unwrap_or_default();
+                emit(&AssistantMessageEvent::ToolcallStart {
+                    content_index: index,
+                    id: &id,
+                    tool_name: &name,
+                });
+                self.blocks.push(Block::Tool {
+                    id,
+                    name,
+                    arguments: String::new(),
+                });
+                self.tool_slots.push((wire_index, index));
+                index
+            }
+        };
+        if let Block::Tool {
+            name: current,
+            arguments: args,
+            ..
+        } = &mut self.blocks[index]
+        {
+            if let Some(name) = name.filter(|n| !n.is_empty()) {
+                if current.is_empty() {
+                    *current = name;
+                }
+            }
+            if let Some(fragment) = arguments.filter(|a| !a.is_empty()) {
+                args.push_str(&fragment);
+                emit(&AssistantMessageEvent::ToolcallDelta {
+                    content_index: index,
+                    delta: &fragment,
+                });
+            }
+        }
+    }
+
+    fn close_open(&mut self, emit: Emit<'_>) {
+        if let Some(index) = self.open.take() {
+            match &self.blocks[index] {
+                Block::Text(text) => emit(&AssistantMessageEvent::TextEnd {
+                    content_index: index,
+                    content: text,
+                }),
+                Block::Thinking(text) => emit(&AssistantMessageEvent::ThinkingEnd {
+                    content_index: index,
+                    content: text,
+                }),
+                Block::Tool { .. } => {}
+            }
+        }
+    }
+
+    /// Ends every open block and builds the message. `stopped` overrides the stop reason
+    /// (an abort or an error after content had arrived).
+    pub fn finish(
+        mut self,
+        stopped: Option<(StopReason, Option<String>)>,
+        emit: Emit<'_>,
+    ) -> Assembled {
+        self.close_open(emit);
+        let mut content = Vec::with_capacity(self.blocks.len());
+        for (index, block) in self.blocks.into_iter().enumerate() {
+            match block {
+                Block::Text(text) => content.push(AssistantContent::Text { text }),
+                Block::Thinking(thinking) => content.push(AssistantContent::Thinking { thinking }),
+                Block::Tool {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    let block = AssistantContent::ToolCall(parse_tool_call(id, name, arguments));
+                    emit(&AssistantMessageEvent::ToolcallEnd {
+                        content_index: index,
+                        tool_call: &block,
+                    });
+                    content.push(block);
+                }
+            }
+        }
+        let has_calls = content
+            .iter()
+            .any(|b| matches!(b, AssistantContent::ToolCall(_)));
+        let (stop_reason, error_message) = match stopped {
+            Some(stopped) => stopped,
+            None => map_finish(self.finish_reason.as_deref(), has_calls),
+        };
+        Assembled {
+            content,
+            stop_reason,
+            error_message,
+            usage: self.usage.as_ref().map(to_usage).unwrap_or_default(),
+            raw_usage: self.usage,
+            response_id: self.response_id,
+            model: self.model,
+        }
+    }
+}
+
+fn parse_tool_call(id: String, name: String, raw: String) -> ToolCall {
+    let raw = if raw.trim().is_empty() {
+        "{}".to_string()
+    } else {
+        raw
+    };
+    let (arguments, arguments_error) = match serde_json::from_str::<Value>(&raw) {
+        Ok(value @ Value::Object(_)) => (value, None),
+        Ok(other) => (
+            other,
+            Some("the arguments are not a JSON object".to_string()),
+        ),
+        Err(err) => (
+            Value::String(raw.clone()),
+            Some(format!("the arguments are not valid JSON ({err})")),
+        ),
+    };
+    ToolCall {
+        id,
+        name,
+        arguments,
+        raw_arguments: raw,
+        arguments_error,
+    }
+}
+
+fn map_finish(reason: Option<&str>, has_calls: bool) -> (StopReason, Option<String>) {
+    match reason {
+        Some("length") => (StopReason::Length, None),
+        Some("content_filter") => (
+            StopReason::Error,
+            Some("the provider's content filter stopped the response (finish_reason: content_filter)".to_string()),
+        ),
+        Some("error") => (StopReason::Error, Some("the model server ended the response with finish_reason: error".to_string())),
+        _ if has_calls => (StopReason::ToolUse, None),
+        _ => (StopReason::Stop, None),
+    }
+}
+
+/// Chat-completions usage to message usage: cached prompt tokens are counted as `cacheRead`,
+/// not `input`.
+pub fn to_usage(wire: &WireUsage) -> Usage {
+    let cached = wire.cached().min(wire.prompt_tokens);
+    let input = wire.prompt_tokens - cached;
+    Usage {
+        input,
+        output: wire.completion_tokens,
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: input + wire.completion_tokens + cached,
+        cost: Default::default(),
+        reasoning: wire
+            .completion_tokens_details
+            .as_ref()
+            .and_then(|d| d.reasoning_tokens),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chunk(value: Value) -> ChatChunk {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn run(chunks: Vec<Value>) -> (Vec<Value>, Assembled) {
+        let mut events = Vec::new();
+        let mut asm = Assembler::new();
+        let mut emit =
+            |e: &AssistantMessageEvent<'_>| events.push(serde_json::to_value(e).unwrap());
+        for c in chunks {
+            asm.push(chunk(c), &mut emit);
+        }
+        let done = asm.finish(None, &mut emit);
+        (events, done)
+    }
+
+    #[test]
+    fn text_deltas_become_one_block_with_start_delta_end() {
+        let (events, done) = run(vec![
+            json!({"id":"r1","choices":[{"index":0,"delta":{"role":"assistant"}}]}),
+            json!({"choices":[{"index":0,"delta":{"content":"Hel"}}]}),
+            json!({"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}),
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                json!({"type":"text_start","contentIndex":0}),
+                json!({"type":"text_delta","contentIndex":0,"delta":"Hel"}),
+                json!({"type":"text_delta","contentIndex":0,"delta":"lo"}),
+                json!({"type":"text_end","contentIndex":0,"content":"Hello"}),
+            ]
+        );
+        assert_eq!(done.stop_reason, StopReason::Stop);
+        assert_eq!(done.response_id.as_deref(), Some("r1"));
+        assert_eq!(
+            (
+                done.usage.input,
+                done.usage.cache_read,
+                done.usage.output,
+                done.usage.total_tokens
+            ),
+            (6, 4, 2, 12)
+        );
+    }
+
+    #[test]
+    fn tool_calls_are_keyed_by_sparse_interleaved_indices() {
+        let (events, done) = run(vec![
+            json!({"choices":[{"index":0,"delta":{"content":"Let me look."}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":7,"id":"call_b","function":{"name":"ls","arguments":""}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":"th\":\"a\"}"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+        ]);
+        let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            vec![
+                "text_start",
+                "text_delta",
+                "text_end",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_end",
+                "toolcall_end"
+            ]
+        );
+        assert_eq!(
+            events[3],
+            json!({"type":"toolcall_start","contentIndex":1,"id":"call_a","toolName":"read"})
+        );
+        assert_eq!(
+            events[6]["contentIndex"], 1,
+            "the late fragment belongs to call_a"
+        );
+        assert_eq!(
+            events[7],
+            json!({"type":"toolcall_end","contentIndex":1,"toolCall":{"type":"toolCall","id":"call_a","name":"read","arguments":{"path":"a"}}})
+        );
+        assert_eq!(events[8]["toolCall"]["arguments"], json!({}));
+        assert_eq!(done.stop_reason, StopReason::ToolUse);
+        assert_eq!(done.content.len(), 3);
+    }
+
+    #[test]
+    fn reasoning_deltas_become_thinking_blocks() {
+        let (events, done) = run(vec![
+            json!({"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}),
+            json!({"choices":[{"index":0,"delta":{"reasoning":"ing"}}]}),
+            json!({"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}),
+        ]);
+        assert_eq!(events[0], json!({"type":"thinking_start","contentIndex":0}));
+        assert_eq!(
+            events[3],
+            json!({"type":"thinking_end","contentIndex":0,"content":"thinking"})
+        );
+        assert!(
+            matches!(&done.content[0], AssistantContent::Thinking { thinking } if thinking == "thinking")
+        );
+    }
+
+    #[test]
+    fn invalid_tool_arguments_are_kept_raw_with_an_error() {
+        let (_, done) = run(vec![
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"bash","arguments":"{\"command\": \"ls"}}]},"finish_reason":"tool_calls"}]}),
+        ]);
+        let AssistantContent::ToolCall(call) = &done.content[0] else {
+            panic!()
+        };
+        assert_eq!(call.arguments, json!("{\"command\": \"ls"));
+        assert!(
+            call.arguments_error
+                .as_deref()
+                .unwrap()
+                .starts_with("the arguments are not valid JSON")
+        );
+    }
+
+    #[test]
+    fn finish_reasons_map_to_stop_reasons() {
+        assert_eq!(map_finish(Some("length"), false).0, StopReason::Length);
+        assert_eq!(
+            map_finish(Some("content_filter"), false).0,
+            StopReason::Error
+        );
+        assert_eq!(map_finish(Some("stop"), true).0, StopReason::ToolUse);
+        assert_eq!(map_finish(Some("tool_calls"), false).0, StopReason::Stop);
+        assert_eq!(map_finish(None, false).0, StopReason::Stop);
+    }
+
+    #[test]
+    fn role_only_chunks_are_not_progress() {
+        let mut asm = Assembler::new();
+        let mut emit = |_: &AssistantMessageEvent<'_>| {};
+        asm.push(
+            chunk(json!({"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]})),
+            &mut emit,
+        );
+        assert!(!asm.has_progress());
+        asm.push(
+            chunk(json!({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]})),
+            &mut emit,
+        );
+        assert!(asm.has_progress());
+    }
+}

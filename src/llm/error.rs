@@ -1,0 +1,137 @@
+//! What can go wrong talking to the model server, and which failures are worth a retry.
+
+use std::time::Duration;
+
+use super::transport::TransportError;
+use crate::events::FatalErrorKind;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LlmError {
+    #[error("{0}")]
+    Transport(#[from] TransportError),
+    #[error("HTTP {status}: {message}")]
+    Status {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("no data from the model server for {} s", .0.as_secs_f64())]
+    Idle(Duration),
+    #[error("the response stream ended before the response was complete")]
+    Truncated,
+    #[error("malformed stream chunk ({error}): {excerpt}")]
+    Malformed { error: String, excerpt: String },
+    #[error("the model server reported an error in the stream: {0}")]
+    InStream(String),
+}
+
+impl LlmError {
+    /// Transport failures, 408/429/5xx, stalls and cut streams may succeed on another try;
+    /// other 4xx, malformed data and replay gaps will not.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Transport(TransportError::Replay(_)) => false,
+            LlmError::Transport(_) => true,
+            LlmError::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            LlmError::Idle(_) | LlmError::Truncated => true,
+            LlmError::Malformed { .. } | LlmError::InStream(_) => false,
+        }
+    }
+
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    pub fn kind(&self) -> FatalErrorKind {
+        match self {
+            LlmError::Transport(TransportError::Replay(_)) => FatalErrorKind::Replay,
+            LlmError::Transport(_) => FatalErrorKind::Transport,
+            LlmError::Status { .. } => FatalErrorKind::Http,
+            LlmError::Idle(_)
+            | LlmError::Truncated
+            | LlmError::Malformed { .. }
+            | LlmError::InStream(_) => FatalErrorKind::Stream,
+        }
+    }
+
+    /// Builds a status error from a response body, preferring the server's own message.
+    pub fn from_status(status: u16, body: &str, retry_after: Option<Duration>) -> Self {
+        let message = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|json| {
+                json.pointer("/error/message")
+                    .or_else(|| json.get("message"))
+                    .or_else(|| json.get("error"))
+                    .and_then(|m| m.as_str().map(str::to_string))
+            })
+            .unwrap_or_else(|| excerpt(body, 500));
+        let message = if message.trim().is_empty() {
+            "(empty response body)".to_string()
+        } else {
+            message
+        };
+        LlmError::Status {
+            status,
+            message,
+            retry_after,
+        }
+    }
+}
+
+/// At most `max` bytes of `text` (on a char boundary), marked when cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let cut = crate::tools::truncate::floor_char_boundary(text, max);
+    format!("{}…", &text[..cut])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_errors_use_the_servers_message() {
+        let err = LlmError::from_status(
+            401,
+            r#"{"error":{"message":"bad key","type":"auth"}}"#,
+            None,
+        );
+        assert_eq!(err.to_string(), "HTTP 401: bad key");
+        let err = LlmError::from_status(
+            400,
+            r#"{"message":"unknown field agent_context","code":400}"#,
+            None,
+        );
+        assert_eq!(err.to_string(), "HTTP 400: unknown field agent_context");
+        let err = LlmError::from_status(502, "<html>bad gateway</html>", None);
+        assert_eq!(err.to_string(), "HTTP 502: <html>bad gateway</html>");
+        assert_eq!(
+            LlmError::from_status(500, "", None).to_string(),
+            "HTTP 500: (empty response body)"
+        );
+    }
+
+    #[test]
+    fn only_transient_failures_are_retryable() {
+        for status in [408, 429, 500, 503] {
+            assert!(
+                LlmError::from_status(status, "", None).is_retryable(),
+                "{status}"
+            );
+        }
+        for status in [400, 401, 403, 404, 422] {
+            assert!(
+                !LlmError::from_status(status, "", None).is_retryable(),
+                "{status}"
+            );
+        }
+        assert!(LlmError::Truncated.is_retryable());
+        assert!(!LlmError::Transport(TransportError::Replay("x".into())).is_retryable());
+    }
+}

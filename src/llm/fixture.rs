@@ -1,0 +1,517 @@
+//! Fixture files: recorded model exchanges, written by `--record` and answered from by
+//! `--model replay/<file>`.
+//!
+//! The format is JSON Lines. The first line describes the recording:
+//!
+//! ```json
+//! {"workerFixture":1,"provider":"dynamo","model":"qwen3","recordedAt":"2026-11-22T10:00:00.000Z"}
+//! ```
+//!
+//! Every further line is one model request and its response, in the order the run made them:
+//!
+//! ```json
+//! {"request":{...body as sent...},"response":{"status":200,"body":"data: {...}\n\ndata: [DONE]\n\n"}}
+//! ```
+//!
+//! A response is the raw SSE `body` (as recorded), or `events` (a list of chunk objects, each
+//! sent as one `data:` line, and the string `"[DONE]"`: handier for fixtures written by hand),
+//! or `transportError` (the connection failed). `status` defaults to 200; `retryAfter` is in
+//! seconds. Replay ignores `request`; it is there for humans and diff tools. Secrets are
+//! replaced by `[REDACTED]` before anything is written.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Stream, stream};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::transport::{ByteStream, Request, Response, Transport, TransportError, TransportFuture};
+
+pub const FIXTURE_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixtureHeader {
+    pub worker_fixture: u32,
+    pub provider: String,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Exchange {
+    #[serde(default)]
+    pub request: Value,
+    pub response: RecordedResponse,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedResponse {
+    #[serde(default = "ok_status")]
+    pub status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_error: Option<String>,
+}
+
+fn ok_status() -> u16 {
+    200
+}
+
+impl RecordedResponse {
+    /// The body bytes as the server would have sent them.
+    fn body_bytes(&self) -> String {
+        if let Some(body) = &self.body {
+            return body.clone();
+        }
+        let mut out = String::new();
+        for event in self.events.iter().flatten() {
+            let data = match event {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            out.push_str("data: ");
+            out.push_str(&data);
+            out.push_str("\n\n");
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    pub header: FixtureHeader,
+    pub exchanges: Vec<Exchange>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureError {
+    #[error("cannot read fixture {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("fixture {path}, line {line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+impl Fixture {
+    pub fn load(path: &Path) -> Result<Fixture, FixtureError> {
+        let text = std::fs::read_to_string(path).map_err(|source| FixtureError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|(line, message)| FixtureError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            message,
+        })
+    }
+
+    fn parse(text: &str) -> Result<Fixture, (usize, String)> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| !line.trim().is_empty());
+        let (first, header_line) = lines.next().ok_or((1, "the file is empty".to_string()))?;
+        let header: FixtureHeader = serde_json::from_str(header_line)
+            .map_err(|err| (first + 1, format!("not a fixture header ({err})")))?;
+        if header.worker_fixture != FIXTURE_VERSION {
+            return Err((
+                first + 1,
+                format!(
+                    "fixture version {} is not supported (expected {FIXTURE_VERSION})",
+                    header.worker_fixture
+                ),
+            ));
+        }
+        let mut exchanges = Vec::new();
+        for (index, line) in lines {
+            let exchange: Exchange = serde_json::from_str(line)
+                .map_err(|err| (index + 1, format!("not an exchange ({err})")))?;
+            let r = &exchange.response;
+            if r.body.is_none() && r.events.is_none() && r.transport_error.is_none() {
+                return Err((
+                    index + 1,
+                    "the response needs one of body, events or transportError".to_string(),
+                ));
+            }
+            exchanges.push(exchange);
+        }
+        Ok(Fixture { header, exchanges })
+    }
+}
+
+/// Answers each request with the next recorded response.
+pub struct ReplayTransport {
+    exchanges: Mutex<VecDeque<Exchange>>,
+    total: usize,
+}
+
+impl ReplayTransport {
+    pub fn new(fixture: &Fixture) -> Self {
+        ReplayTransport {
+            exchanges: Mutex::new(fixture.exchanges.iter().cloned().collect()),
+            total: fixture.exchanges.len(),
+        }
+    }
+}
+
+impl Transport for ReplayTransport {
+    fn send<'a>(&'a self, _request: &'a Request) -> TransportFuture<'a> {
+        let next = self
+            .exchanges
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front();
+        let total = self.total;
+        Box::pin(async move {
+            let exchange = next.ok_or_else(|| {
+                TransportError::Replay(format!(
+                    "the fixture has {total} recorded response(s) and the run made a request beyond them"
+                ))
+            })?;
+            let response = exchange.response;
+            if let Some(error) = response.transport_error {
+                return Err(TransportError::Connect(error));
+            }
+            let body = Bytes::from(response.body_bytes());
+            Ok(Response {
+                status: response.status,
+                retry_after: response
+                    .retry_after
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .map(Duration::from_secs_f64),
+                body: Box::pin(stream::iter([Ok(body)])),
+            })
+        })
+    }
+}
+
+/// Replaces secret values (API keys, tokens) before anything is written to disk.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    /// Values shorter than 6 characters are ignored: they would redact ordinary words.
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 6).collect();
+        // Longest first, so a secret containing another is replaced whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for secret in &self.secrets {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), "[REDACTED]");
+            }
+        }
+        out
+    }
+
+    fn redact_json(&self, value: &Value) -> Value {
+        let text = value.to_string();
+        let redacted = self.redact(&text);
+        if redacted == text {
+            return value.clone();
+        }
+        serde_json::from_str(&redacted).unwrap_or(Value::String(redacted))
+    }
+}
+
+/// Appends exchanges to a fixture file as they complete, so a crash keeps what came before.
+pub struct Recorder {
+    file: Mutex<File>,
+    redactor: Redactor,
+    error: Mutex<Option<String>>,
+}
+
+impl Recorder {
+    pub fn create(
+        path: &Path,
+        header: &FixtureHeader,
+        redactor: Redactor,
+    ) -> std::io::Result<Self> {
+        let mut file = File::create(path)?;
+        let mut line = serde_json::to_vec(header)?;
+        line.push(b'\n');
+        file.write_all(&line)?;
+        Ok(Recorder {
+            file: Mutex::new(file),
+            redactor,
+            error: Mutex::new(None),
+        })
+    }
+
+    /// The first write error, if any (the run reports it as a warning).
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn write(&self, request: &Value, response: RecordedResponse) {
+        let exchange = Exchange {
+            request: self.redactor.redact_json(request),
+            response: RecordedResponse {
+                body: response.body.map(|b| self.redactor.redact(&b)),
+                transport_error: response.transport_error.map(|e| self.redactor.redact(&e)),
+                ..response
+            },
+        };
+        let mut line = match serde_json::to_vec(&exchange) {
+            Ok(line) => line,
+            Err(err) => return self.fail(err.to_string()),
+        };
+        line.push(b'\n');
+        let written = {
+            let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            file.write_all(&line).and_then(|()| file.flush())
+        };
+        if let Err(err) = written {
+            self.fail(err.to_string());
+        }
+    }
+
+    fn fail(&self, message: String) {
+        let mut error = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if error.is_none() {
+            *error = Some(message);
+        }
+    }
+}
+
+/// Passes requests to another transport and records each exchange.
+pub struct RecordingTransport {
+    inner: Arc<dyn Transport>,
+    recorder: Arc<Recorder>,
+}
+
+impl RecordingTransport {
+    pub fn new(inner: Arc<dyn Transport>, recorder: Arc<Recorder>) -> Self {
+        RecordingTransport { inner, recorder }
+    }
+}
+
+impl Transport for RecordingTransport {
+    fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a> {
+        Box::pin(async move {
+            match self.inner.send(request).await {
+                Err(err) => {
+                    self.recorder.write(
+                        &request.body,
+                        RecordedResponse {
+                            status: 0,
+                            retry_after: None,
+                            body: None,
+                            events: None,
+                            transport_error: Some(err.to_string()),
+                        },
+                    );
+                    Err(err)
+                }
+                Ok(response) => {
+                    let pending = PendingRecord {
+                        recorder: self.recorder.clone(),
+                        request: request.body.clone(),
+                        status: response.status,
+                        retry_after: response.retry_after,
+                    };
+                    Ok(Response {
+                        status: response.status,
+                        retry_after: response.retry_after,
+                        body: Box::pin(TeeStream {
+                            inner: response.body,
+                            captured: Vec::new(),
+                            pending: Some(pending),
+                        }),
+                    })
+                }
+            }
+        })
+    }
+}
+
+struct PendingRecord {
+    recorder: Arc<Recorder>,
+    request: Value,
+    status: u16,
+    retry_after: Option<Duration>,
+}
+
+/// A body stream that keeps a copy of what passed and records it when the stream ends or is
+/// dropped (an abort still records the partial response).
+struct TeeStream {
+    inner: ByteStream,
+    captured: Vec<u8>,
+    pending: Option<PendingRecord>,
+}
+
+impl TeeStream {
+    fn record(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            pending.recorder.write(
+                &pending.request,
+                RecordedResponse {
+                    status: pending.status,
+                    retry_after: pending.retry_after.map(|d| d.as_secs_f64()),
+                    body: Some(String::from_utf8_lossy(&self.captured).into_owned()),
+                    events: None,
+                    transport_error: None,
+                },
+            );
+        }
+    }
+}
+
+impl Stream for TeeStream {
+    type Item = Result<Bytes, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        match this.inner.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(bytes))) => {
+                this.captured.extend_from_slice(&bytes);
+                Poll::Ready(Some(Ok(bytes)))
+            }
+            Poll::Ready(Some(Err(err))) => {
+                this.record();
+                Poll::Ready(Some(Err(err)))
+            }
+            Poll::Ready(None) => {
+                this.record();
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for TeeStream {
+    fn drop(&mut self) {
+        self.record();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+    use serde_json::json;
+
+    const HEADER: &str = r#"{"workerFixture":1,"provider":"dynamo","model":"m"}"#;
+
+    #[test]
+    fn fixtures_parse_with_events_or_raw_bodies_and_errors_name_the_line() {
+        let text = format!(
+            "{HEADER}\n{}\n{}\n",
+            r#"{"response":{"events":[{"choices":[]},"[DONE]"]}}"#,
+            r#"{"request":{},"response":{"status":500,"body":"oops"}}"#
+        );
+        let fixture = Fixture::parse(&text).unwrap();
+        assert_eq!(fixture.exchanges.len(), 2);
+        assert_eq!(
+            fixture.exchanges[0].response.body_bytes(),
+            "data: {\"choices\":[]}\n\ndata: [DONE]\n\n"
+        );
+        let bad = format!("{HEADER}\n{{\"response\":{{}}}}\n");
+        assert_eq!(
+            Fixture::parse(&bad).unwrap_err(),
+            (
+                2,
+                "the response needs one of body, events or transportError".to_string()
+            )
+        );
+        assert_eq!(Fixture::parse("").unwrap_err().1, "the file is empty");
+        assert!(
+            Fixture::parse("{\"workerFixture\":9,\"provider\":\"x\",\"model\":\"y\"}")
+                .unwrap_err()
+                .1
+                .contains("version 9")
+        );
+    }
+
+    #[tokio::test]
+    async fn replay_answers_in_order_then_refuses() {
+        let text = format!(
+            "{HEADER}\n{}\n",
+            r#"{"response":{"status":429,"retryAfter":2,"body":"slow down"}}"#
+        );
+        let transport = ReplayTransport::new(&Fixture::parse(&text).unwrap());
+        let request = Request {
+            body: json!({}),
+            headers: vec![],
+        };
+        let response = transport.send(&request).await.ok().unwrap();
+        assert_eq!(
+            (response.status, response.retry_after),
+            (429, Some(Duration::from_secs(2)))
+        );
+        let err = transport.send(&request).await.err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            "the fixture has 1 recorded response(s) and the run made a request beyond them"
+        );
+    }
+
+    #[tokio::test]
+    async fn recording_tees_the_body_and_redacts_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let header = FixtureHeader {
+            worker_fixture: 1,
+            provider: "dynamo".into(),
+            model: "m".into(),
+            recorded_at: None,
+        };
+        let recorder = Arc::new(
+            Recorder::create(&path, &header, Redactor::new(["sk-secret-123".to_string()])).unwrap(),
+        );
+        let inner_text = format!(
+            "{HEADER}\n{}\n",
+            r#"{"response":{"body":"data: says sk-secret-123\n\n"}}"#
+        );
+        let inner: Arc<dyn Transport> =
+            Arc::new(ReplayTransport::new(&Fixture::parse(&inner_text).unwrap()));
+        let recording = RecordingTransport::new(inner, recorder);
+        let request = Request {
+            body: json!({"messages": [{"content": "key sk-secret-123"}]}),
+            headers: vec![],
+        };
+        let response = recording.send(&request).await.ok().unwrap();
+        let collected: Vec<_> = response.body.collect().await;
+        assert_eq!(collected.len(), 1);
+        let written = Fixture::load(&path).unwrap();
+        assert_eq!(written.exchanges.len(), 1);
+        assert_eq!(
+            written.exchanges[0].request,
+            json!({"messages": [{"content": "key [REDACTED]"}]})
+        );
+        assert_eq!(
+            written.exchanges[0].response.body.as_deref(),
+            Some("data: says [REDACTED]\n\n")
+        );
+    }
+}

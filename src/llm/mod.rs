@@ -1,0 +1,29 @@
+//! Talking to the model: OpenAI-compatible chat completions, streamed.
+//!
+//! The pieces, from the wire up: a [`Transport`] turns a request into a status and a byte
+//! stream (HTTP, or a replayed fixture, optionally recorded); [`SseStream`] turns bytes into
+//! chunks; [`Assembler`] turns chunks into an assistant message and its delta events. The
+//! agent loop drives them and owns retries ([`RetryPolicy`]) because retries are visible in
+//! the event stream.
+
+mod assemble;
+mod decorate;
+mod error;
+pub mod fixture;
+mod models;
+mod retry;
+mod sse;
+mod transport;
+mod wire;
+
+pub use assemble::{Assembled, Assembler, to_usage};
+pub use decorate::RequestDecorator;
+pub use error::{LlmError, excerpt};
+pub use models::first_model;
+pub use retry::RetryPolicy;
+pub use sse::{SseItem, SseStream};
+pub use transport::{
+    ByteStream, HttpTransport, Request, Response, Transport, TransportError, error_chain,
+    http_client, parse_retry_after,
+};
+pub use wire::{RequestSpec, WireUsage, build_body};

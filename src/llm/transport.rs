@@ -1,0 +1,178 @@
+//! Getting a response for a request body: over HTTP, or from a fixture.
+//!
+//! A [`Transport`] returns the status and a stream of body bytes and knows nothing about SSE
+//! or retries. The HTTP transport keeps one client (one keep-alive connection pool) for the
+//! whole run; the replay transport answers from a recording; the recorder wraps either and
+//! writes what passes through.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, TransportError>> + Send>>;
+pub type TransportFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Response, TransportError>> + Send + 'a>>;
+
+/// One request, ready to send: the JSON body and the extra headers.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub body: serde_json::Value,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub struct Response {
+    pub status: u16,
+    /// From `Retry-After` (seconds or an HTTP date).
+    pub retry_after: Option<Duration>,
+    pub body: ByteStream,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TransportError {
+    #[error("{0}")]
+    Connect(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Replay(String),
+}
+
+pub trait Transport: Send + Sync {
+    fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a>;
+}
+
+/// Chat completions over HTTP with reqwest (rustls).
+pub struct HttpTransport {
+    client: reqwest::Client,
+    url: String,
+    api_key: Option<String>,
+}
+
+impl HttpTransport {
+    /// `base_url` is the API root (`http://host:8000/v1`).
+    pub fn with_client(client: reqwest::Client, base_url: &str, api_key: Option<String>) -> Self {
+        HttpTransport {
+            client,
+            url: format!("{base_url}/chat/completions"),
+            api_key,
+        }
+    }
+}
+
+/// The one client a run uses (rustls with the ring provider; no OpenSSL).
+pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportError> {
+    // Installing twice is harmless; the first provider stays.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .user_agent(concat!("worker/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|err| TransportError::Connect(error_chain(&err)))
+}
+
+impl Transport for HttpTransport {
+    fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a> {
+        Box::pin(async move {
+            let mut headers = HeaderMap::new();
+            headers.insert("content-type", HeaderValue::from_static("application/json"));
+            headers.insert("accept", HeaderValue::from_static("text/event-stream"));
+            if let Some(key) = &self.api_key {
+                if let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}")) {
+                    headers.insert("authorization", value);
+                }
+            }
+            for (name, value) in &request.headers {
+                if let (Ok(name), Ok(value)) = (
+                    HeaderName::from_bytes(name.as_bytes()),
+                    HeaderValue::from_str(value),
+                ) {
+                    headers.insert(name, value);
+                }
+            }
+            let body = serde_json::to_vec(&request.body)
+                .map_err(|err| TransportError::Io(err.to_string()))?;
+            let response = self
+                .client
+                .post(&self.url)
+                .headers(headers)
+                .body(body)
+                .send()
+                .await
+                .map_err(|err| TransportError::Connect(error_chain(&err)))?;
+            let status = response.status().as_u16();
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
+            let body = response
+                .bytes_stream()
+                .map(|chunk| chunk.map_err(|err| TransportError::Io(error_chain(&err))));
+            Ok(Response {
+                status,
+                retry_after,
+                body: Box::pin(body),
+            })
+        })
+    }
+}
+
+/// `Retry-After: 3` or `Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// An error and its causes on one line: reqwest's top-level message alone says little.
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_accepts_seconds_and_dates() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
+}

@@ -1,0 +1,273 @@
+//! The OpenAI chat-completions wire format: the request body worker sends and the streamed
+//! chunks it reads back.
+//!
+//! Chunk types are lenient on purpose: OpenAI-compatible servers differ in which fields they
+//! send, send `null` for absent ones, and add their own. Anything not needed is ignored.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::events::{AssistantContent, Message};
+use crate::tools::ToolSet;
+
+/// Everything that goes into one request body.
+pub struct RequestSpec<'a> {
+    pub model: &'a str,
+    pub system_prompt: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a ToolSet,
+    pub max_tokens: Option<u32>,
+    /// `max_tokens` (Dynamo) or `max_completion_tokens` (OpenAI).
+    pub max_tokens_field: &'static str,
+    pub reasoning_effort: Option<&'a str>,
+}
+
+pub fn build_body(spec: &RequestSpec<'_>) -> Value {
+    let mut messages = Vec::with_capacity(spec.messages.len() + 1);
+    messages.push(json!({"role": "system", "content": spec.system_prompt}));
+    for message in spec.messages {
+        messages.push(message_to_wire(message));
+    }
+    let mut body = json!({
+        "model": spec.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !spec.tools.is_empty() {
+        let tools: Vec<Value> = spec
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name(),
+                        "description": tool.description(),
+                        "parameters": tool.parameters(),
+                    }
+                })
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    if let Some(max) = spec.max_tokens {
+        body[spec.max_tokens_field] = json!(max);
+    }
+    if let Some(effort) = spec.reasoning_effort {
+        body["reasoning_effort"] = json!(effort);
+    }
+    body
+}
+
+fn message_to_wire(message: &Message) -> Value {
+    match message {
+        Message::User(user) => {
+            let text: Vec<&str> = user.content.iter().map(|c| c.as_str()).collect();
+            json!({"role": "user", "content": text.join("\n")})
+        }
+        Message::Assistant(assistant) => {
+            let mut text = String::new();
+            let mut calls = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    AssistantContent::Text { text: part } => text.push_str(part),
+                    // Reasoning is not replayed: chat-completions servers don't accept it back.
+                    AssistantContent::Thinking { .. } => {}
+                    AssistantContent::ToolCall(call) => calls.push(json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.raw_arguments},
+                    })),
+                }
+            }
+            let mut wire = json!({"role": "assistant"});
+            wire["content"] = if text.is_empty() && !calls.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text)
+            };
+            if !calls.is_empty() {
+                wire["tool_calls"] = Value::Array(calls);
+            }
+            wire
+        }
+        Message::ToolResult(result) => {
+            let text: Vec<&str> = result.content.iter().map(|c| c.as_str()).collect();
+            json!({"role": "tool", "tool_call_id": result.tool_call_id, "content": text.join("\n")})
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ChatChunk {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub choices: Vec<ChunkChoice>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+    /// Some servers report failures inside the stream.
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ChunkChoice {
+    #[serde(default)]
+    pub index: u32,
+    #[serde(default)]
+    pub delta: Option<Delta>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Delta {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub reasoning_content: Option<String>,
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ToolCallDelta {
+    #[serde(default)]
+    pub index: Option<u32>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct FunctionDelta {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub arguments: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct WireUsage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    pub completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct PromptDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct CompletionDetails {
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    pub fn cached(&self) -> u64 {
+        self.prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{
+        AssistantMessage, StopReason, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage,
+    };
+
+    #[test]
+    fn conversation_maps_to_chat_messages_with_raw_tool_arguments() {
+        let messages = vec![
+            Message::User(UserMessage {
+                content: vec![TextContent::text("hi")],
+                timestamp: 0,
+            }),
+            Message::Assistant(AssistantMessage {
+                content: vec![
+                    AssistantContent::Thinking {
+                        thinking: "hmm".into(),
+                    },
+                    AssistantContent::ToolCall(ToolCall {
+                        id: "c1".into(),
+                        name: "read".into(),
+                        arguments: json!({"path": "a"}),
+                        raw_arguments: "{\"path\": \"a\"}".into(),
+                        arguments_error: None,
+                    }),
+                ],
+                api: crate::events::ASSISTANT_API,
+                provider: "dynamo".into(),
+                model: "m".into(),
+                usage: Usage::default(),
+                stop_reason: StopReason::ToolUse,
+                timestamp: 0,
+                response_id: None,
+                error_message: None,
+            }),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "c1".into(),
+                tool_name: "read".into(),
+                content: vec![TextContent::text("x")],
+                details: None,
+                is_error: false,
+                timestamp: 0,
+            }),
+        ];
+        let tools = ToolSet::default();
+        let body = build_body(&RequestSpec {
+            model: "m",
+            system_prompt: "sys",
+            messages: &messages,
+            tools: &tools,
+            max_tokens: Some(64),
+            max_tokens_field: "max_tokens",
+            reasoning_effort: None,
+        });
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "sys"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{\"path\": \"a\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "x"}
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 64
+            })
+        );
+    }
+
+    #[test]
+    fn chunks_tolerate_nulls_and_unknown_fields() {
+        let chunk: ChatChunk = serde_json::from_str(
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":null},"finish_reason":null,"logprobs":null}],"usage":null,"nvext":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(chunk.choices.len(), 1);
+        assert!(chunk.usage.is_none());
+    }
+}

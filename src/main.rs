@@ -1,0 +1,91 @@
+//! `worker`: parse the command line, read the prompt, run, map the outcome to an exit code.
+//!
+//! Exit codes: 0 the model finished; 1 the run failed after it started; 2 usage or
+//! configuration error (stderr only, nothing on stdout); 3 a limit stopped the run; 130/143
+//! SIGINT/SIGTERM; 141 the reader closed stdout. A second signal exits at once.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tokio::signal::unix::{SignalKind, signal};
+use worker::cli::{Cli, Command, ProcessEnv, build_config, read_prompt};
+use worker::{AbortReason, RunControl, StdoutSink};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // --help and --version print to stdout and exit 0; real errors exit 2.
+            let _ = err.print();
+            return ExitCode::from(err.exit_code() as u8);
+        }
+    };
+    let code = match cli.command {
+        Command::Run(args) => run(&args),
+    };
+    // Exit without waiting for blocking tool threads that may still be winding down.
+    std::process::exit(code)
+}
+
+fn run(args: &worker::cli::RunArgs) -> i32 {
+    let config = match build_config(args, &ProcessEnv) {
+        Ok(config) => config,
+        Err(message) => return usage_error(&message),
+    };
+    let prompt = match read_prompt(args.prompt.as_deref()) {
+        Ok(prompt) => prompt,
+        Err(message) => return usage_error(&message),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return usage_error(&format!("cannot start the async runtime: {err}")),
+    };
+    runtime.block_on(async {
+        watch_signals(config.control.clone());
+        let result = worker::run(config, prompt, Box::new(StdoutSink)).await;
+        for warning in &result.warnings {
+            warn(warning);
+        }
+        result.exit_code
+    })
+}
+
+/// First SIGINT/SIGTERM: abort the run (it ends its stream and exits 130/143). Second: exit now.
+fn watch_signals(control: RunControl) {
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        warn(
+            "cannot install signal handlers; SIGINT/SIGTERM will kill the process without a final event",
+        );
+        return;
+    };
+    tokio::spawn(async move {
+        let first = tokio::select! {
+            _ = interrupt.recv() => AbortReason::Interrupt,
+            _ = terminate.recv() => AbortReason::Terminate,
+        };
+        control.abort(first);
+        let second = tokio::select! {
+            _ = interrupt.recv() => AbortReason::Interrupt,
+            _ = terminate.recv() => AbortReason::Terminate,
+        };
+        std::process::exit(second.exit_code());
+    });
+}
+
+fn usage_error(message: &str) -> i32 {
+    warn(message);
+    worker::agent::exit_code::USAGE
+}
+
+/// stderr may be closed too; a failed warning is not worth a panic.
+fn warn(message: &str) {
+    let _ = writeln!(std::io::stderr(), "worker: {message}");
+}

@@ -1,0 +1,236 @@
+//! Collecting a command's output in bounded memory.
+//!
+//! Everything is kept in memory until the output is certain to be truncated (more than 50 KiB
+//! or 2000 lines); from then on the whole output goes to a spill file and memory holds only a
+//! rolling tail, so a command printing 200 MB costs a file, not 200 MB of RAM.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::tools::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_tail};
+
+/// Bytes of tail kept after spilling: twice what is shown, so the shown part starts on a
+/// whole line.
+const TAIL_KEEP: usize = 2 * MAX_BYTES;
+
+pub struct Output {
+    buffer: Vec<u8>,
+    total_bytes: u64,
+    newlines: u64,
+    /// Bytes since the last newline (the length of the unterminated last line).
+    line_len: u64,
+    spill: Option<(File, PathBuf)>,
+    spill_error: Option<String>,
+    /// Output not yet sent as a progress update.
+    pending: Vec<u8>,
+}
+
+impl Output {
+    pub fn new() -> Self {
+        Output {
+            buffer: Vec::with_capacity(8 * 1024),
+            total_bytes: 0,
+            newlines: 0,
+            line_len: 0,
+            spill: None,
+            spill_error: None,
+            pending: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.total_bytes += chunk.len() as u64;
+        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.newlines += newlines;
+        self.line_len = match memchr::memrchr(b'\n', chunk) {
+            Some(i) => (chunk.len() - i - 1) as u64,
+            None => self.line_len + chunk.len() as u64,
+        };
+        self.pending.extend_from_slice(chunk);
+        if self.pending.len() > 2 * MAX_BYTES {
+            let cut = self.pending.len() - MAX_BYTES;
+            self.pending.drain(..cut);
+        }
+        self.buffer.extend_from_slice(chunk);
+        if self.spill.is_none()
+            && self.spill_error.is_none()
+            && (self.total_bytes > MAX_BYTES as u64 || self.newlines > MAX_LINES as u64)
+        {
+            self.start_spill();
+        } else if let Some((file, _)) = &mut self.spill {
+            if let Err(err) = file.write_all(chunk) {
+                self.spill_error = Some(err.to_string());
+                self.spill = None;
+            }
+        }
+        if self.buffer.len() > 2 * TAIL_KEEP {
+            let cut = self.buffer.len() - TAIL_KEEP;
+            self.buffer.drain(..cut);
+        }
+    }
+
+    fn start_spill(&mut self) {
+        let created = tempfile::Builder::new()
+            .prefix("worker-bash-")
+            .suffix(".log")
+            .tempfile()
+            .and_then(|tmp| tmp.keep().map_err(|err| err.error))
+            .and_then(|(mut file, path)| {
+                file.write_all(&self.buffer)?;
+                Ok((file, path))
+            });
+        match created {
+            Ok(spill) => self.spill = Some(spill),
+            Err(err) => self.spill_error = Some(err.to_string()),
+        }
+    }
+
+    /// Output since the last call, decoded; an incomplete UTF-8 sequence at the end waits for
+    /// the next chunk.
+    pub fn take_pending(&mut self) -> Option<String> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let complete = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(err) if err.error_len().is_none() => err.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        if complete == 0 {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&self.pending[..complete]).into_owned();
+        self.pending.drain(..complete);
+        Some(text)
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    /// The text for the model (tail-truncated, with a notice) and the details to report.
+    pub fn finish(mut self) -> (String, Value) {
+        if let Some((file, _)) = &mut self.spill {
+            let _ = file.flush();
+        }
+        let start = if self.spill.is_some() || self.spill_error.is_some() {
+            // The buffer may begin mid-character after the rolling cut.
+            self.buffer
+                .iter()
+                .position(|b| (*b as i8) >= -0x40)
+                .unwrap_or(self.buffer.len())
+        } else {
+            0
+        };
+        let text = String::from_utf8_lossy(&self.buffer[start..]).into_owned();
+        let total_lines = self.newlines + u64::from(self.line_len > 0);
+        let (tail, truncation) = truncate_tail(&text, MAX_LINES, MAX_BYTES);
+        let mut details = serde_json::Map::new();
+        if self.total_bytes == 0 {
+            return ("(no output)".to_string(), Value::Object(details));
+        }
+        let truncated = truncation.truncated || self.spill.is_some();
+        if !truncated {
+            return (tail, Value::Object(details));
+        }
+        let where_full = match (&self.spill, &self.spill_error) {
+            (Some((_, path)), _) => {
+                details.insert("fullOutputPath".into(), json!(path));
+                format!("Full output: {}", path.display())
+            }
+            (None, Some(err)) => format!("Full output could not be saved: {err}"),
+            (None, None) => String::new(),
+        };
+        let notice = if truncation.last_line_partial {
+            format!(
+                "[Showing last {} of line {} (line is {}). {where_full}]",
+                format_size(tail.len()),
+                total_lines,
+                format_size(self.line_len.max(tail.len() as u64) as usize)
+            )
+        } else {
+            let shown = truncation.output_lines as u64;
+            format!(
+                "[Showing lines {}-{} of {}. {where_full}]",
+                total_lines - shown + 1,
+                total_lines,
+                total_lines
+            )
+        };
+        let mut truncation = json!(truncation);
+        truncation["totalLines"] = json!(total_lines);
+        truncation["totalBytes"] = json!(self.total_bytes);
+        details.insert("truncation".into(), truncation);
+        (format!("{tail}\n\n{notice}"), Value::Object(details))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_output_is_returned_whole() {
+        let mut out = Output::new();
+        out.push(b"a\n");
+        out.push(b"b\n");
+        assert_eq!(out.finish().0, "a\nb");
+    }
+
+    #[test]
+    fn empty_output_says_so() {
+        assert_eq!(Output::new().finish().0, "(no output)");
+    }
+
+    #[test]
+    fn long_output_keeps_the_tail_and_spills_everything() {
+        let mut out = Output::new();
+        for i in 1..=5000 {
+            out.push(format!("line {i}\n").as_bytes());
+        }
+        let (text, details) = out.finish();
+        let path = details["fullOutputPath"].as_str().unwrap().to_string();
+        assert!(text.starts_with("line 3001\n"), "{}", &text[..20]);
+        assert!(text.ends_with(&format!(
+            "line 5000\n\n[Showing lines 3001-5000 of 5000. Full output: {path}]"
+        )));
+        let full = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(full.lines().count(), 5000);
+        assert!(full.starts_with("line 1\n"));
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn memory_stays_bounded_for_huge_output() {
+        let mut out = Output::new();
+        let chunk = vec![b'z'; 64 * 1024];
+        for _ in 0..200 {
+            out.push(&chunk);
+            assert!(out.buffer.len() <= 2 * TAIL_KEEP + chunk.len());
+            assert!(out.pending.len() <= 2 * MAX_BYTES);
+        }
+        let (text, details) = out.finish();
+        assert!(
+            text.contains("[Showing last 50.0KB of line 1 (line is 12.5MB). Full output: "),
+            "{}",
+            &text[text.len() - 200..]
+        );
+        let path = details["fullOutputPath"].as_str().unwrap();
+        assert_eq!(std::fs::metadata(path).unwrap().len(), 200 * 64 * 1024);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn pending_updates_never_split_a_character() {
+        let mut out = Output::new();
+        let bytes = "é".as_bytes();
+        out.push(&bytes[..1]);
+        assert_eq!(out.take_pending(), None);
+        out.push(&bytes[1..]);
+        assert_eq!(out.take_pending().as_deref(), Some("é"));
+        assert_eq!(out.take_pending(), None);
+    }
+}

@@ -1,0 +1,123 @@
+//! Child processes for `bash`: own process group, no stdin, one pipe for both output streams,
+//! killed with the worker.
+//!
+//! Each command leads a new process group so a timeout or abort can signal everything it
+//! started (`kill(-pgid)`). `PR_SET_PDEATHSIG` makes the shell die if the worker dies without
+//! cleaning up; groups still alive when a run ends are killed by [`ProcessGroups::kill_all`],
+//! which also reaches background jobs the shell left behind.
+
+use std::collections::HashSet;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+
+pub struct Spawned {
+    pub child: Child,
+    pub output: pipe::Receiver,
+    pub pgid: Pid,
+}
+
+/// Starts `shell -c command` with stdout and stderr on one pipe, so the reader sees both in
+/// the order they were written.
+pub fn spawn(command: &str, cwd: &Path, env: &[(String, String)]) -> io::Result<Spawned> {
+    let (reader, writer) = io::pipe()?;
+    let mut std_cmd = std::process::Command::new(shell());
+    std_cmd
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .process_group(0)
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    let parent = std::process::id() as i32;
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe calls (prctl, getppid, raise), touching no locks or allocations.
+    unsafe {
+        std_cmd.pre_exec(move || {
+            #[cfg(target_os = "linux")]
+            {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
+                // The worker may have died between fork and prctl; then nobody would kill us.
+                if nix::unistd::getppid().as_raw() != parent {
+                    let _ = nix::sys::signal::raise(Signal::SIGKILL);
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = parent;
+            Ok(())
+        });
+    }
+    let mut cmd = Command::from(std_cmd);
+    cmd.kill_on_drop(true);
+    let child = cmd.spawn()?;
+    // Dropping `cmd` closed our copies of the write end: EOF now means every writer is gone.
+    drop(cmd);
+    let pgid = Pid::from_raw(child.id().map(|id| id as i32).unwrap_or(0));
+    let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    Ok(Spawned {
+        child,
+        output,
+        pgid,
+    })
+}
+
+fn shell() -> &'static str {
+    if Path::new("/bin/bash").exists() {
+        "/bin/bash"
+    } else {
+        "sh"
+    }
+}
+
+/// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group.
+pub async fn terminate(child: &mut Child, pgid: Pid, grace: Duration) {
+    let _ = killpg(pgid, Signal::SIGTERM);
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        let _ = killpg(pgid, Signal::SIGKILL);
+        let _ = child.wait().await;
+    } else {
+        // The leader left; stragglers in its group get no second chance.
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+}
+
+/// Every process group the run started and that may still be alive.
+#[derive(Clone, Default)]
+pub struct ProcessGroups {
+    groups: Arc<Mutex<HashSet<i32>>>,
+}
+
+impl ProcessGroups {
+    pub fn add(&self, pgid: Pid) {
+        self.lock().insert(pgid.as_raw());
+    }
+
+    /// Forgets the group if nothing in it is alive any more.
+    pub fn forget_if_gone(&self, pgid: Pid) {
+        if killpg(pgid, None).is_err() {
+            self.lock().remove(&pgid.as_raw());
+        }
+    }
+
+    /// SIGKILL to every group still recorded (background jobs included).
+    pub fn kill_all(&self) {
+        for pgid in self.lock().drain() {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<i32>> {
+        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

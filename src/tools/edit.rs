@@ -1,0 +1,375 @@
+//! `edit {path, edits:[{oldText,newText}]}`: targeted replacements in an existing file.
+//!
+//! The legacy flat form `{path, oldText, newText}` and an `edits` array sent as a JSON string
+//! are accepted too. Matching lives in `edit_match`; this file handles the file around it: a
+//! BOM and CRLF line endings are set aside for matching and restored on write, the write is
+//! atomic, and the result carries a unified diff.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use super::atomic::write_atomic;
+use super::edit_match::{Edit, MatchError, apply_edits, first_changed_line};
+use super::write::write_error;
+use super::{Tool, ToolContext, ToolError, ToolFuture, parse_args, paths, text_result};
+use crate::events::ToolResult;
+
+pub struct EditTool;
+
+#[derive(Deserialize)]
+struct Params {
+    path: String,
+    #[serde(default)]
+    edits: Option<EditsField>,
+    #[serde(default, rename = "oldText")]
+    old_text: Option<String>,
+    #[serde(default, rename = "newText")]
+    new_text: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum EditsField {
+    List(Vec<EditParam>),
+    Encoded(String),
+}
+
+#[derive(Deserialize)]
+struct EditParam {
+    #[serde(rename = "oldText")]
+    old_text: String,
+    #[serde(rename = "newText")]
+    new_text: String,
+}
+
+impl Tool for EditTool {
+    fn name(&self) -> &str {
+        "edit"
+    }
+
+    fn description(&self) -> &str {
+        "Edit a file by replacing exact text. Each edits[].oldText must match a unique, \
+         non-overlapping region of the original file; all edits are matched against the file \
+         as it was before this call. If an exact match fails, whitespace, quote and dash \
+         differences are tolerated (indentation is not). Use several edits in one call for \
+         separate changes to the same file."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+                "edits": {
+                    "type": "array",
+                    "description": "Replacements to make; each oldText must occur exactly once in the original file",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "oldText": {"type": "string", "description": "Exact text to find (include enough context to be unique)"},
+                            "newText": {"type": "string", "description": "Text to put in its place"}
+                        },
+                        "required": ["oldText", "newText"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["path", "edits"],
+            "additionalProperties": false
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Make precise edits to files (replace exact text)"
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let params: Params = parse_args("edit", &args)?;
+            let edits = collect_edits(&params)?;
+            let path = paths::resolve(&ctx.cwd, &params.path)?;
+            let _guard = ctx.files.lock(&path).await;
+            let display = params.path;
+            tokio::task::spawn_blocking(move || edit_file(&path, &display, &edits))
+                .await
+                .map_err(|err| ToolError::new(format!("edit failed: {err}")))?
+        })
+    }
+}
+
+fn collect_edits(params: &Params) -> Result<Vec<Edit>, ToolError> {
+    let mut edits: Vec<Edit> = match &params.edits {
+        None => Vec::new(),
+        Some(EditsField::List(list)) => list.iter().map(to_edit).collect(),
+        Some(EditsField::Encoded(text)) => serde_json::from_str::<Vec<EditParam>>(text)
+            .map_err(|err| {
+                ToolError::new(format!(
+                    "Validation failed for tool \"edit\":\n  - edits: a string that is not a JSON array of {{oldText, newText}} ({err})"
+                ))
+            })?
+            .iter()
+            .map(to_edit)
+            .collect(),
+    };
+    if let (Some(old), Some(new)) = (&params.old_text, &params.new_text) {
+        edits.push(Edit {
+            old_text: old.replace("\r\n", "\n"),
+            new_text: new.replace("\r\n", "\n"),
+        });
+    }
+    if edits.is_empty() {
+        return Err(ToolError::new(
+            "Validation failed for tool \"edit\":\n  - edits: at least one {oldText, newText} edit is required",
+        ));
+    }
+    Ok(edits)
+}
+
+fn to_edit(param: &EditParam) -> Edit {
+    Edit {
+        old_text: param.old_text.replace("\r\n", "\n"),
+        new_text: param.new_text.replace("\r\n", "\n"),
+    }
+}
+
+fn edit_file(path: &Path, display: &str, edits: &[Edit]) -> Result<ToolResult, ToolError> {
+    if path.is_dir() {
+        return Err(ToolError::new(format!("Path is a directory: {display}")));
+    }
+    let raw = std::fs::read(path).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => ToolError::new(format!("File not found: {display}")),
+        std::io::ErrorKind::PermissionDenied => {
+            ToolError::new(format!("Permission denied: {display}"))
+        }
+        _ => ToolError::new(format!("Could not read {display}: {err}")),
+    })?;
+    let text = String::from_utf8(raw).map_err(|err| {
+        ToolError::new(format!(
+            "{display} is not valid UTF-8 (invalid byte at offset {}); edit will not rewrite it. Use bash for binary or non-UTF-8 files.",
+            err.utf8_error().valid_up_to()
+        ))
+    })?;
+    let (bom, body) = match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => ("\u{FEFF}", rest),
+        None => ("", text.as_str()),
+    };
+    let crlf = body.contains("\r\n");
+    let original = if crlf {
+        body.replace("\r\n", "\n")
+    } else {
+        body.to_string()
+    };
+    let applied =
+        apply_edits(&original, edits).map_err(|err| match_error(err, display, edits.len()))?;
+    let restored = if crlf {
+        applied.content.replace('\n', "\r\n")
+    } else {
+        applied.content.clone()
+    };
+    write_atomic(path, format!("{bom}{restored}").as_bytes())
+        .map_err(|err| write_error(&err, display))?;
+
+    let diff = TextDiff::from_lines(&original, &applied.content)
+        .unified_diff()
+        .context_radius(4)
+        .header(display, display)
+        .to_string();
+    let mut text = format!(
+        "Successfully replaced {} block(s) in {display}.",
+        edits.len()
+    );
+    for (index, (first, last)) in applied.blocks.iter().enumerate() {
+        let lines = if first == last {
+            format!("line {first}")
+        } else {
+            format!("lines {first}-{last}")
+        };
+        text.push_str(&format!("\n- edits[{index}]: now {lines}"));
+    }
+    if applied.fuzzy {
+        text.push_str(
+            "\n(Matched after normalizing whitespace, quotes and dashes; the matched lines were rewritten.)",
+        );
+    }
+    Ok(text_result(
+        text,
+        Some(json!({
+            "diff": diff,
+            "firstChangedLine": first_changed_line(&original, &applied.content),
+        })),
+    ))
+}
+
+fn match_error(err: MatchError, path: &str, count: usize) -> ToolError {
+    let many = count > 1;
+    ToolError::new(match err {
+        MatchError::Empty { index } if many => {
+            format!("edits[{index}].oldText must not be empty in {path}.")
+        }
+        MatchError::Empty { .. } => format!("oldText must not be empty in {path}."),
+        MatchError::NotFound { index } if many => format!(
+            "Could not find edits[{index}] in {path}. The oldText must match exactly including all whitespace and newlines."
+        ),
+        MatchError::NotFound { .. } => format!(
+            "Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines."
+        ),
+        MatchError::Ambiguous { index, count } if many => format!(
+            "Found {count} occurrences of edits[{index}] in {path}. Each oldText must be unique. Please provide more context to make it unique."
+        ),
+        MatchError::Ambiguous { count, .. } => format!(
+            "Found {count} occurrences of the text in {path}. The text must be unique. Please provide more context to make it unique."
+        ),
+        MatchError::Overlap { first, second } => format!(
+            "edits[{first}] and edits[{second}] overlap in {path}. Merge them into one edit or target disjoint regions."
+        ),
+        MatchError::NoChange => format!(
+            "No changes made to {path}. The replacement produced identical content. Check that newText differs from oldText."
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    #[tokio::test]
+    async fn replaces_and_reports_blocks_diff_and_first_changed_line() {
+        let h = Harness::new();
+        h.write("a.txt", "one\ntwo\nthree\n");
+        let result = h
+            .run(
+                &EditTool,
+                json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "2"}]}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            result.text(),
+            "Successfully replaced 1 block(s) in a.txt.\n- edits[0]: now line 2"
+        );
+        assert_eq!(h.read("a.txt"), "one\n2\nthree\n");
+        let details = result.details.unwrap();
+        assert_eq!(details["firstChangedLine"], 2);
+        assert_eq!(
+            details["diff"],
+            "--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn legacy_flat_arguments_and_string_encoded_edits_work() {
+        let h = Harness::new();
+        h.write("a.txt", "x y\n");
+        h.ok(
+            &EditTool,
+            json!({"path": "a.txt", "oldText": "x", "newText": "X"}),
+        )
+        .await;
+        h.ok(
+            &EditTool,
+            json!({"path": "a.txt", "edits": "[{\"oldText\":\"y\",\"newText\":\"Y\"}]"}),
+        )
+        .await;
+        assert_eq!(h.read("a.txt"), "X Y\n");
+    }
+
+    #[tokio::test]
+    async fn bom_and_crlf_survive_an_edit() {
+        let h = Harness::new();
+        h.write("w.txt", "\u{FEFF}a\r\nb\r\n");
+        h.ok(
+            &EditTool,
+            json!({"path": "w.txt", "edits": [{"oldText": "a\nb", "newText": "a\nB\nc"}]}),
+        )
+        .await;
+        assert_eq!(h.read("w.txt"), "\u{FEFF}a\r\nB\r\nc\r\n");
+    }
+
+    #[tokio::test]
+    async fn the_messages_for_each_bad_edit_are_exact() {
+        let h = Harness::new();
+        h.write("a.txt", "dup\ndup\nabcdef\n");
+        let single =
+            |old: &str| json!({"path": "a.txt", "edits": [{"oldText": old, "newText": "z"}]});
+        assert_eq!(
+            h.err(&EditTool, single("missing")).await,
+            "Could not find the exact text in a.txt. The old text must match exactly including all whitespace and newlines."
+        );
+        assert_eq!(
+            h.err(&EditTool, single("dup")).await,
+            "Found 2 occurrences of the text in a.txt. The text must be unique. Please provide more context to make it unique."
+        );
+        assert_eq!(
+            h.err(&EditTool, single("")).await,
+            "oldText must not be empty in a.txt."
+        );
+        assert_eq!(
+            h.err(&EditTool, json!({"path": "a.txt", "edits": [{"oldText": "abcd", "newText": "1"}, {"oldText": "cdef", "newText": "2"}]})).await,
+            "edits[0] and edits[1] overlap in a.txt. Merge them into one edit or target disjoint regions."
+        );
+        assert_eq!(
+            h.err(&EditTool, json!({"path": "a.txt", "edits": [{"oldText": "abc", "newText": "1"}, {"oldText": "nope", "newText": "2"}]})).await,
+            "Could not find edits[1] in a.txt. The oldText must match exactly including all whitespace and newlines."
+        );
+        assert_eq!(
+            h.err(
+                &EditTool,
+                json!({"path": "a.txt", "edits": [{"oldText": "abc", "newText": "abc"}]})
+            )
+            .await,
+            "No changes made to a.txt. The replacement produced identical content. Check that newText differs from oldText."
+        );
+        assert_eq!(
+            h.read("a.txt"),
+            "dup\ndup\nabcdef\n",
+            "a failed edit changes nothing"
+        );
+        assert_eq!(
+            h.err(
+                &EditTool,
+                json!({"path": "nope.txt", "edits": [{"oldText": "a", "newText": "b"}]})
+            )
+            .await,
+            "File not found: nope.txt"
+        );
+        assert_eq!(
+            h.err(&EditTool, json!({"path": "a.txt", "edits": []}))
+                .await,
+            "Validation failed for tool \"edit\":\n  - edits: at least one {oldText, newText} edit is required"
+        );
+    }
+
+    #[tokio::test]
+    async fn fuzzy_matches_say_so() {
+        let h = Harness::new();
+        h.write("q.py", "print(\u{201C}hi\u{201D})  \n");
+        let text = h.ok(&EditTool, json!({"path": "q.py", "edits": [{"oldText": "print(\"hi\")", "newText": "print('bye')"}]})).await;
+        assert!(
+            text.ends_with("the matched lines were rewritten.)"),
+            "{text}"
+        );
+        assert_eq!(h.read("q.py"), "print('bye')\n");
+    }
+
+    #[tokio::test]
+    async fn non_utf8_files_are_left_alone() {
+        let h = Harness::new();
+        h.write("l1.txt", b"caf\xe9\n");
+        assert_eq!(
+            h.err(
+                &EditTool,
+                json!({"path": "l1.txt", "edits": [{"oldText": "caf", "newText": "x"}]})
+            )
+            .await,
+            "l1.txt is not valid UTF-8 (invalid byte at offset 3); edit will not rewrite it. Use bash for binary or non-UTF-8 files."
+        );
+    }
+}

@@ -1,0 +1,283 @@
+//! `find {pattern, path?, limit?}`: files and directories whose name matches a glob, walked
+//! in-process with the same ignore rules as `grep`.
+//!
+//! A pattern without `/` matches the entry's name (`*.rs`); a pattern with `/` matches the
+//! path relative to the search root at any depth (`src/**/*.ts`), as `fd --glob` does in Pi.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkState;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::truncate::{MAX_BYTES, format_size, truncate_head};
+use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result, walk};
+use crate::events::ToolResult;
+
+const DEFAULT_LIMIT: usize = 1000;
+
+pub struct FindTool;
+
+#[derive(Deserialize)]
+struct Params {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    limit: Option<u64>,
+}
+
+impl Tool for FindTool {
+    fn name(&self) -> &str {
+        "find"
+    }
+
+    fn description(&self) -> &str {
+        "Find files and directories by glob pattern, e.g. '*.ts', '**/*.json' or \
+         'src/**/test_*.py'. Respects .gitignore and includes hidden files. Returns paths \
+         relative to the search directory (directories end in /), sorted, up to 1000 by \
+         default (see limit)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob pattern to match, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
+                "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+                "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Find files by glob pattern (respects .gitignore)"
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let params: Params = parse_args("find", &args)?;
+            let display = params.path.clone().unwrap_or_else(|| ".".to_string());
+            let root = paths::resolve(&ctx.cwd, &display)?;
+            let cancel = ctx.cancel.clone();
+            tokio::task::spawn_blocking(move || {
+                find(&root, &display, &params, &|| cancel.is_cancelled())
+            })
+            .await
+            .map_err(|err| ToolError::new(format!("find failed: {err}")))?
+        })
+    }
+}
+
+struct Pattern {
+    glob: GlobMatcher,
+    on_full_path: bool,
+}
+
+impl Pattern {
+    fn new(raw: &str) -> Result<Self, ToolError> {
+        let on_full_path = raw.contains('/');
+        let text = if on_full_path && !raw.starts_with("**/") && !raw.starts_with('/') {
+            format!("**/{raw}")
+        } else {
+            raw.trim_start_matches('/').to_string()
+        };
+        let glob = GlobBuilder::new(&text)
+            .literal_separator(true)
+            .build()
+            .map_err(|err| ToolError::new(format!("Invalid glob pattern '{raw}': {err}")))?;
+        Ok(Pattern {
+            glob: glob.compile_matcher(),
+            on_full_path,
+        })
+    }
+
+    fn matches(&self, rel: &str, name: &str) -> bool {
+        if self.on_full_path {
+            self.glob.is_match(rel)
+        } else {
+            self.glob.is_match(name)
+        }
+    }
+}
+
+fn find(
+    root: &Path,
+    display: &str,
+    params: &Params,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<ToolResult, ToolError> {
+    match std::fs::metadata(root) {
+        Err(_) => return Err(ToolError::new(format!("Path not found: {display}"))),
+        Ok(meta) if !meta.is_dir() => {
+            return Err(ToolError::new(format!("Not a directory: {display}")));
+        }
+        Ok(_) => {}
+    }
+    let pattern = Pattern::new(params.pattern.trim())?;
+    let limit = params
+        .limit
+        .filter(|n| *n > 0)
+        .map_or(DEFAULT_LIMIT, |n| n as usize);
+    let found: Mutex<Vec<(String, bool)>> = Mutex::new(Vec::new());
+    walk::builder(root).build_parallel().run(|| {
+        let found = &found;
+        let pattern = &pattern;
+        Box::new(move |entry| {
+            if cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if entry.depth() == 0 {
+                return WalkState::Continue;
+            }
+            let rel = paths::relative_posix(root, entry.path());
+            let name = entry.file_name().to_string_lossy();
+            if pattern.matches(&rel, &name) {
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                found
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((rel, is_dir));
+            }
+            WalkState::Continue
+        })
+    });
+    if cancelled() {
+        return Err(ToolError::new("Operation aborted"));
+    }
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(render(&mut found, limit))
+}
+
+fn render(found: &mut [(String, bool)], limit: usize) -> ToolResult {
+    if found.is_empty() {
+        return text_result("No files found matching pattern", None);
+    }
+    found.sort();
+    let shown: Vec<String> = found
+        .iter()
+        .take(limit)
+        .map(|(rel, is_dir)| {
+            if *is_dir {
+                format!("{rel}/")
+            } else {
+                rel.clone()
+            }
+        })
+        .collect();
+    let (mut text, truncation) = truncate_head(&shown.join("\n"), usize::MAX, MAX_BYTES);
+    let mut notices = Vec::new();
+    let mut details = serde_json::Map::new();
+    if found.len() > limit {
+        notices.push(format!(
+            "{limit} results limit reached. Use limit={} for more, or refine pattern",
+            limit * 2
+        ));
+        details.insert("resultLimitReached".into(), json!(limit));
+    }
+    if truncation.truncated {
+        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
+        details.insert("truncation".into(), json!(truncation));
+    }
+    if !notices.is_empty() {
+        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    text_result(
+        text,
+        (!details.is_empty()).then_some(Value::Object(details)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    fn tree() -> Harness {
+        let h = Harness::new();
+        h.write("src/main.rs", "");
+        h.write("src/lib/util.rs", "");
+        h.write("README.md", "");
+        h.write(".github/ci.yml", "");
+        h.write("target/debug/x.rs", "");
+        h.write(".gitignore", "target/\n");
+        h
+    }
+
+    #[tokio::test]
+    async fn name_patterns_match_at_any_depth_and_respect_gitignore() {
+        let h = tree();
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "*.rs"})).await,
+            "src/lib/util.rs\nsrc/main.rs"
+        );
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "*.yml"})).await,
+            ".github/ci.yml"
+        );
+    }
+
+    #[tokio::test]
+    async fn path_patterns_match_relative_paths_and_directories_end_in_slash() {
+        let h = tree();
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "src/*.rs"})).await,
+            "src/main.rs"
+        );
+        assert_eq!(h.ok(&FindTool, json!({"pattern": "lib"})).await, "src/lib/");
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "*.rs", "path": "src/lib"}))
+                .await,
+            "util.rs"
+        );
+    }
+
+    #[tokio::test]
+    async fn limits_no_results_and_bad_input() {
+        let h = tree();
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "*", "limit": 2})).await,
+            ".github/\n.github/ci.yml\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]"
+        );
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "*.zig"})).await,
+            "No files found matching pattern"
+        );
+        assert_eq!(
+            h.err(&FindTool, json!({"pattern": "*", "path": "nope"}))
+                .await,
+            "Path not found: nope"
+        );
+        assert_eq!(
+            h.err(&FindTool, json!({"pattern": "*", "path": "README.md"}))
+                .await,
+            "Not a directory: README.md"
+        );
+        let err = h.err(&FindTool, json!({"pattern": "a[b"})).await;
+        assert!(err.starts_with("Invalid glob pattern 'a[b': "), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_symlink_loop_is_listed_not_followed() {
+        let h = tree();
+        std::os::unix::fs::symlink(h.path("src"), h.path("src/loop")).unwrap();
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "*.rs"})).await,
+            "src/lib/util.rs\nsrc/main.rs"
+        );
+        assert_eq!(
+            h.ok(&FindTool, json!({"pattern": "loop"})).await,
+            "src/loop"
+        );
+    }
+}

@@ -1,0 +1,392 @@
+//! `grep {pattern, path?, glob?, ignoreCase?, literal?, context?, limit?}`: search contents
+//! in-process with ripgrep's own libraries (no `rg` binary needed).
+//!
+//! Files are searched in parallel; results are sorted by path so the same tree gives the same
+//! output. Output lines are `path:LINE: text` for matches and `path-LINE- text` for context,
+//! like Pi's grep.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::WalkState;
+use ignore::overrides::OverrideBuilder;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::truncate::{MAX_BYTES, cap_line, format_size, truncate_head};
+use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result, walk};
+use crate::events::ToolResult;
+
+const DEFAULT_LIMIT: usize = 100;
+const MAX_LINE_CHARS: usize = 500;
+
+pub struct GrepTool;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Params {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    glob: Option<String>,
+    #[serde(default, deserialize_with = "args::opt_bool")]
+    ignore_case: Option<bool>,
+    #[serde(default, deserialize_with = "args::opt_bool")]
+    literal: Option<bool>,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    context: Option<u64>,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    limit: Option<u64>,
+}
+
+impl Tool for GrepTool {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        "Search file contents for a regex (or literal) pattern. Respects .gitignore, searches \
+         hidden files, skips binary files. Returns `path:LINE: text` per matching line (context \
+         lines as `path-LINE- text`). Stops at 100 matches by default (see limit); long lines \
+         are cut at 500 characters and the output at 50KB."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Search pattern (regex, or literal text with literal: true)"},
+                "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+                "glob": {"type": "string", "description": "Only search files matching this glob, e.g. '*.ts' or 'src/**/*.rs'"},
+                "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+                "literal": {"type": "boolean", "description": "Treat pattern as literal text, not a regex (default: false)"},
+                "context": {"type": "number", "description": "Lines to show before and after each match (default: 0)"},
+                "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Search file contents for patterns (respects .gitignore)"
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let params: Params = parse_args("grep", &args)?;
+            let display = params.path.clone().unwrap_or_else(|| ".".to_string());
+            let root = paths::resolve(&ctx.cwd, &display)?;
+            let cancel = ctx.cancel.clone();
+            tokio::task::spawn_blocking(move || {
+                search(&root, &display, &params, &|| cancel.is_cancelled())
+            })
+            .await
+            .map_err(|err| ToolError::new(format!("grep failed: {err}")))?
+        })
+    }
+}
+
+struct FileHits {
+    path: PathBuf,
+    lines: Vec<Hit>,
+}
+
+struct Hit {
+    number: u64,
+    is_match: bool,
+    text: String,
+}
+
+fn search(
+    root: &Path,
+    display: &str,
+    params: &Params,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<ToolResult, ToolError> {
+    if std::fs::symlink_metadata(root).is_err() {
+        return Err(ToolError::new(format!("Path not found: {display}")));
+    }
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(params.ignore_case.unwrap_or(false))
+        .fixed_strings(params.literal.unwrap_or(false))
+        .line_terminator(Some(b'\n'))
+        .build(&params.pattern)
+        .map_err(|err| ToolError::new(format!("Invalid regex '{}': {err}", params.pattern)))?;
+    let limit = params
+        .limit
+        .filter(|n| *n > 0)
+        .map_or(DEFAULT_LIMIT, |n| n as usize);
+    let context = params.context.unwrap_or(0) as usize;
+
+    let mut walker = walk::builder(root);
+    if let Some(glob) = params.glob.as_deref().filter(|g| !g.trim().is_empty()) {
+        let base = if root.is_dir() {
+            root
+        } else {
+            root.parent().unwrap_or(root)
+        };
+        let mut overrides = OverrideBuilder::new(base);
+        overrides
+            .add(glob)
+            .map_err(|err| ToolError::new(format!("Invalid glob '{glob}': {err}")))?;
+        let overrides = overrides
+            .build()
+            .map_err(|err| ToolError::new(format!("Invalid glob '{glob}': {err}")))?;
+        walker.overrides(overrides);
+    }
+
+    let found: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+    let matches = AtomicUsize::new(0);
+    walker.build_parallel().run(|| {
+        let matcher = matcher.clone();
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .before_context(context)
+            .after_context(context)
+            .binary_detection(BinaryDetection::quit(0))
+            .build();
+        let found = &found;
+        let matches = &matches;
+        Box::new(move |entry| {
+            if cancelled() || matches.load(Ordering::Relaxed) >= limit {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            if let Some(hits) = search_file(&mut searcher, &matcher, entry.path(), limit) {
+                let count = hits.lines.iter().filter(|h| h.is_match).count();
+                matches.fetch_add(count, Ordering::Relaxed);
+                found.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
+            }
+            WalkState::Continue
+        })
+    });
+    if cancelled() {
+        return Err(ToolError::new("Operation aborted"));
+    }
+    let mut files = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(render(root, files, limit))
+}
+
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    limit: usize,
+) -> Option<FileHits> {
+    let mut collector = Collector {
+        lines: Vec::new(),
+        matches: 0,
+        limit,
+    };
+    searcher.search_path(matcher, path, &mut collector).ok()?;
+    (collector.matches > 0).then(|| FileHits {
+        path: path.to_path_buf(),
+        lines: collector.lines,
+    })
+}
+
+struct Collector {
+    lines: Vec<Hit>,
+    matches: usize,
+    limit: usize,
+}
+
+impl Collector {
+    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end_matches(['\n', '\r']);
+        self.lines.push(Hit {
+            number: number.unwrap_or(0),
+            is_match,
+            text: text.to_string(),
+        });
+    }
+}
+
+impl Sink for Collector {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.push(mat.line_number(), mat.bytes(), true);
+        self.matches += 1;
+        Ok(self.matches < self.limit)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        self.push(ctx.line_number(), ctx.bytes(), false);
+        Ok(true)
+    }
+}
+
+fn render(root: &Path, files: Vec<FileHits>, limit: usize) -> ToolResult {
+    let base = if root.is_dir() {
+        root.to_path_buf()
+    } else {
+        root.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    let mut shown = 0;
+    let mut lines_cut = false;
+    'files: for file in &files {
+        let rel = paths::relative_posix(&base, &file.path);
+        for hit in &file.lines {
+            if hit.is_match {
+                if shown == limit {
+                    break 'files;
+                }
+                shown += 1;
+            }
+            let (text, cut) = cap_line(&hit.text, MAX_LINE_CHARS);
+            lines_cut |= cut;
+            let sep = if hit.is_match { ':' } else { '-' };
+            out.push(format!("{rel}{sep}{}{sep} {text}", hit.number));
+        }
+    }
+    if out.is_empty() {
+        return text_result("No matches found", None);
+    }
+    // The search stops once `limit` matches are in, so reaching it means there may be more.
+    let limit_reached = shown == limit;
+    let (mut text, truncation) = truncate_head(&out.join("\n"), usize::MAX, MAX_BYTES);
+    let mut notices = Vec::new();
+    let mut details = serde_json::Map::new();
+    if limit_reached {
+        notices.push(format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+            limit * 2
+        ));
+        details.insert("matchLimitReached".into(), json!(limit));
+    }
+    if truncation.truncated {
+        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
+        details.insert("truncation".into(), json!(truncation));
+    }
+    if lines_cut {
+        notices.push(format!(
+            "Some lines truncated to {MAX_LINE_CHARS} chars. Use read tool to see full lines"
+        ));
+        details.insert("linesTruncated".into(), json!(true));
+    }
+    if !notices.is_empty() {
+        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    text_result(
+        text,
+        (!details.is_empty()).then_some(Value::Object(details)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    fn tree() -> Harness {
+        let h = Harness::new();
+        h.write("src/a.rs", "fn alpha() {}\nfn beta() {}\n");
+        h.write("src/b.rs", "// alpha\n");
+        h.write(".hidden/c.txt", "alpha hidden\n");
+        h.write("ignored/d.txt", "alpha ignored\n");
+        h.write(".gitignore", "ignored/\n");
+        h.write("bin.dat", b"alpha\0\x01\x02");
+        h
+    }
+
+    #[tokio::test]
+    async fn finds_matches_in_path_order_respecting_gitignore_and_skipping_binaries() {
+        let h = tree();
+        assert_eq!(
+            h.ok(&GrepTool, json!({"pattern": "alpha"})).await,
+            ".hidden/c.txt:1: alpha hidden\nsrc/a.rs:1: fn alpha() {}\nsrc/b.rs:1: // alpha"
+        );
+    }
+
+    #[tokio::test]
+    async fn glob_case_literal_and_context_options() {
+        let h = tree();
+        assert_eq!(
+            h.ok(
+                &GrepTool,
+                json!({"pattern": "ALPHA", "ignoreCase": true, "glob": "*.rs", "path": "src"})
+            )
+            .await,
+            "a.rs:1: fn alpha() {}\nb.rs:1: // alpha"
+        );
+        assert_eq!(
+            h.ok(
+                &GrepTool,
+                json!({"pattern": "beta() {}", "literal": true, "context": 1})
+            )
+            .await,
+            "src/a.rs-1- fn alpha() {}\nsrc/a.rs:2: fn beta() {}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_single_file_can_be_searched() {
+        let h = tree();
+        assert_eq!(
+            h.ok(&GrepTool, json!({"pattern": "beta", "path": "src/a.rs"}))
+                .await,
+            "a.rs:2: fn beta() {}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_match_limit_is_reported() {
+        let h = Harness::new();
+        h.write("many.txt", "hit\n".repeat(10));
+        assert_eq!(
+            h.ok(&GrepTool, json!({"pattern": "hit", "limit": 3})).await,
+            "many.txt:1: hit\nmany.txt:2: hit\nmany.txt:3: hit\n\n[3 matches limit reached. Use limit=6 for more, or refine pattern]"
+        );
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_cut_at_500_characters() {
+        let h = Harness::new();
+        h.write("long.txt", format!("needle{}\n", "x".repeat(600)));
+        let text = h.ok(&GrepTool, json!({"pattern": "needle"})).await;
+        assert!(text.ends_with("... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn no_match_bad_regex_and_missing_path_are_explained() {
+        let h = tree();
+        assert_eq!(
+            h.ok(&GrepTool, json!({"pattern": "zzz"})).await,
+            "No matches found"
+        );
+        let err = h.err(&GrepTool, json!({"pattern": "a(b"})).await;
+        assert!(err.starts_with("Invalid regex 'a(b': "), "{err}");
+        assert_eq!(
+            h.err(&GrepTool, json!({"pattern": "a", "path": "nope"}))
+                .await,
+            "Path not found: nope"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_symlink_loop_does_not_trap_the_search() {
+        let h = tree();
+        std::os::unix::fs::symlink(h.path("src"), h.path("src/loop")).unwrap();
+        assert_eq!(
+            h.ok(&GrepTool, json!({"pattern": "beta"})).await,
+            "src/a.rs:2: fn beta() {}"
+        );
+    }
+}

@@ -1,0 +1,442 @@
+//! `hashline_edit {path, edits:[{op, pos, end?, lines}]}` (opt-in): line edits anchored on
+//! `LINE#TAG` from `read` with `hashline: true`.
+//!
+//! Every anchor is checked against the file as it is now, before anything changes: if one is
+//! stale (the line changed since the model read it), the whole call is refused and the current
+//! lines around it are shown, so the model never edits a file it has not seen. Edits are
+//! applied bottom-up so earlier ones don't shift later anchors; overlapping edits are refused.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use super::atomic::write_atomic;
+use super::edit_match::first_changed_line;
+use super::hashline::{line_prefix, line_tag, parse_anchor};
+use super::write::write_error;
+use super::{Tool, ToolContext, ToolError, ToolFuture, parse_args, paths, text_result};
+use crate::events::ToolResult;
+
+/// Lines shown on each side of a stale anchor.
+const STALE_CONTEXT: usize = 2;
+/// Changed lines echoed back with fresh anchors, at most.
+const ECHO_LIMIT: usize = 40;
+
+pub struct HashlineEditTool;
+
+#[derive(Deserialize)]
+struct Params {
+    path: String,
+    edits: Vec<EditParam>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Op {
+    Replace,
+    Prepend,
+    Append,
+}
+
+#[derive(Deserialize)]
+struct EditParam {
+    op: Op,
+    pos: String,
+    #[serde(default)]
+    end: Option<String>,
+    #[serde(default)]
+    lines: LinesParam,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum LinesParam {
+    #[default]
+    None,
+    Many(Vec<String>),
+    One(String),
+}
+
+impl LinesParam {
+    fn into_lines(self) -> Vec<String> {
+        let joined = match self {
+            LinesParam::None => return Vec::new(),
+            LinesParam::Many(lines) => lines.join("\n"),
+            LinesParam::One(text) => text,
+        };
+        let joined = joined.replace("\r\n", "\n");
+        let body = joined.strip_suffix('\n').unwrap_or(&joined);
+        body.split('\n').map(str::to_string).collect()
+    }
+}
+
+impl Tool for HashlineEditTool {
+    fn name(&self) -> &str {
+        "hashline_edit"
+    }
+
+    fn description(&self) -> &str {
+        "Edit a file by line anchors. First read it with hashline: true, which prefixes every \
+         line with LINE#TAG:. Each edit names an anchor (pos, e.g. \"12#KJ\"): op replace \
+         replaces lines pos..end (end defaults to pos; lines null deletes them), prepend inserts \
+         before pos, append inserts after pos. If any anchor no longer matches the file, nothing \
+         is changed and the current lines are shown."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to edit"},
+                "edits": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "op": {"type": "string", "enum": ["replace", "prepend", "append"]},
+                            "pos": {"type": "string", "description": "Anchor LINE#TAG of the first line concerned"},
+                            "end": {"type": "string", "description": "replace only: anchor of the last line to replace (default: pos)"},
+                            "lines": {
+                                "description": "New lines (array, or one string with newlines); null with replace deletes",
+                                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}, {"type": "null"}]
+                            }
+                        },
+                        "required": ["op", "pos"]
+                    }
+                }
+            },
+            "required": ["path", "edits"]
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Edit files by LINE#TAG anchors from read with hashline: true"
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let params: Params = parse_args("hashline_edit", &args)?;
+            if params.edits.is_empty() {
+                return Err(ToolError::new(
+                    "Validation failed for tool \"hashline_edit\":\n  - edits: at least one edit is required",
+                ));
+            }
+            let path = paths::resolve(&ctx.cwd, &params.path)?;
+            let _guard = ctx.files.lock(&path).await;
+            let display = params.path;
+            let edits = params.edits;
+            tokio::task::spawn_blocking(move || edit_file(&path, &display, edits))
+                .await
+                .map_err(|err| ToolError::new(format!("hashline_edit failed: {err}")))?
+        })
+    }
+}
+
+/// An edit resolved to 0-based line indices: `start..end` is replaced by `lines`
+/// (`start == end` inserts).
+struct Planned {
+    index: usize,
+    start: usize,
+    end: usize,
+    lines: Vec<String>,
+}
+
+fn edit_file(path: &Path, display: &str, edits: Vec<EditParam>) -> Result<ToolResult, ToolError> {
+    let raw = std::fs::read(path).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => ToolError::new(format!("File not found: {display}")),
+        std::io::ErrorKind::PermissionDenied => {
+            ToolError::new(format!("Permission denied: {display}"))
+        }
+        _ => ToolError::new(format!("Could not read {display}: {err}")),
+    })?;
+    let text = String::from_utf8(raw).map_err(|_| {
+        ToolError::new(format!(
+            "{display} is not valid UTF-8; hashline_edit will not rewrite it."
+        ))
+    })?;
+    let (bom, body) = match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => ("\u{FEFF}", rest),
+        None => ("", text.as_str()),
+    };
+    let crlf = body.contains("\r\n");
+    let original = if crlf {
+        body.replace("\r\n", "\n")
+    } else {
+        body.to_string()
+    };
+    let trailing_newline = original.ends_with('\n');
+    let mut lines: Vec<String> = super::truncate::split_lines(&original)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+
+    let planned = plan(&lines, display, edits)?;
+    let mut order: Vec<&Planned> = planned.iter().collect();
+    // Bottom-up; at one insertion point, later edits go in first so input order is kept.
+    order.sort_by(|a, b| b.start.cmp(&a.start).then(b.index.cmp(&a.index)));
+    for edit in order {
+        lines.splice(edit.start..edit.end, edit.lines.iter().cloned());
+    }
+    let mut updated = lines.join("\n");
+    if trailing_newline && !lines.is_empty() {
+        updated.push('\n');
+    }
+    if updated == original {
+        return Err(ToolError::new(format!(
+            "No changes made to {display}. The edits produced identical content."
+        )));
+    }
+    let restored = if crlf {
+        updated.replace('\n', "\r\n")
+    } else {
+        updated.clone()
+    };
+    write_atomic(path, format!("{bom}{restored}").as_bytes())
+        .map_err(|err| write_error(&err, display))?;
+
+    let diff = TextDiff::from_lines(&original, &updated)
+        .unified_diff()
+        .context_radius(4)
+        .header(display, display)
+        .to_string();
+    let first = first_changed_line(&original, &updated);
+    let mut text = format!(
+        "Successfully applied {} edit(s) to {display}.",
+        planned.len()
+    );
+    let echo = fresh_anchors(&lines, first);
+    if !echo.is_empty() {
+        text.push_str("\nUpdated lines (fresh anchors):\n");
+        text.push_str(&echo);
+    }
+    Ok(text_result(
+        text,
+        Some(json!({"diff": diff, "firstChangedLine": first})),
+    ))
+}
+
+fn plan(lines: &[String], display: &str, edits: Vec<EditParam>) -> Result<Vec<Planned>, ToolError> {
+    let mut problems = Vec::new();
+    let mut planned = Vec::new();
+    for (index, edit) in edits.into_iter().enumerate() {
+        let pos = check_anchor(lines, display, &edit.pos, index, "pos", &mut problems);
+        let end = match (&edit.end, edit.op) {
+            (Some(end), Op::Replace) => {
+                check_anchor(lines, display, end, index, "end", &mut problems)
+            }
+            (Some(_), _) => {
+                problems.push(format!(
+                    "edits[{index}]: end is only allowed with op \"replace\"."
+                ));
+                None
+            }
+            (None, _) => pos,
+        };
+        let (Some(pos), Some(end)) = (pos, end) else {
+            continue;
+        };
+        if end < pos {
+            problems.push(format!(
+                "edits[{index}]: end (line {end}) comes before pos (line {pos})."
+            ));
+            continue;
+        }
+        let (start, stop) = match edit.op {
+            Op::Replace => (pos - 1, end),
+            Op::Prepend => (pos - 1, pos - 1),
+            Op::Append => (pos, pos),
+        };
+        planned.push(Planned {
+            index,
+            start,
+            end: stop,
+            lines: edit.lines.into_lines(),
+        });
+    }
+    if !problems.is_empty() {
+        return Err(ToolError::new(format!(
+            "{}\nNo edits were applied. Read the file again with hashline: true and retry with current anchors.",
+            problems.join("\n")
+        )));
+    }
+    for (i, a) in planned.iter().enumerate() {
+        for b in &planned[i + 1..] {
+            if overlaps(a, b) {
+                return Err(ToolError::new(format!(
+                    "edits[{}] and edits[{}] overlap in {display}. Merge them into one edit or target disjoint lines.",
+                    a.index.min(b.index),
+                    a.index.max(b.index)
+                )));
+            }
+        }
+    }
+    Ok(planned)
+}
+
+/// The 1-based line an anchor names, if it is current; otherwise a problem is recorded.
+fn check_anchor(
+    lines: &[String],
+    display: &str,
+    anchor: &str,
+    index: usize,
+    field: &str,
+    problems: &mut Vec<String>,
+) -> Option<usize> {
+    let Some((line, tag)) = parse_anchor(anchor) else {
+        problems.push(format!(
+            "edits[{index}].{field}: '{anchor}' is not an anchor; use LINE#TAG as printed by read with hashline: true."
+        ));
+        return None;
+    };
+    if line > lines.len() {
+        problems.push(format!(
+            "edits[{index}].{field}: line {line} does not exist in {display} ({} lines).",
+            lines.len()
+        ));
+        return None;
+    }
+    let current = line_tag(&lines[line - 1], line);
+    if current != tag {
+        let from = line.saturating_sub(STALE_CONTEXT).max(1);
+        let to = (line + STALE_CONTEXT).min(lines.len());
+        let context: Vec<String> = (from..=to)
+            .map(|n| {
+                let marker = if n == line { ">>> " } else { "    " };
+                format!("{marker}{}{}", line_prefix(n, &lines[n - 1]), lines[n - 1])
+            })
+            .collect();
+        problems.push(format!(
+            "edits[{index}].{field}: stale anchor {line}#{tag} in {display}; line {line} is now:\n{}",
+            context.join("\n")
+        ));
+        return None;
+    }
+    Some(line)
+}
+
+fn overlaps(a: &Planned, b: &Planned) -> bool {
+    let inside = |point: usize, range: &Planned| range.start < point && point < range.end;
+    match (a.start == a.end, b.start == b.end) {
+        (true, true) => false,
+        (true, false) => inside(a.start, b),
+        (false, true) => inside(b.start, a),
+        (false, false) => a.start < b.end && b.start < a.end,
+    }
+}
+
+fn fresh_anchors(lines: &[String], first: usize) -> String {
+    let from = first.max(1);
+    let to = lines.len().min(from + ECHO_LIMIT - 1);
+    (from..=to)
+        .map(|n| format!("{}{}", line_prefix(n, &lines[n - 1]), lines[n - 1]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    fn anchor(line: &str, n: usize) -> String {
+        format!("{n}#{}", line_tag(line, n))
+    }
+
+    #[tokio::test]
+    async fn replace_prepend_and_append_apply_bottom_up() {
+        let h = Harness::new();
+        h.write("f.txt", "a\nb\nc\nd\n");
+        let text = h
+            .ok(
+                &HashlineEditTool,
+                json!({"path": "f.txt", "edits": [
+                    {"op": "prepend", "pos": anchor("a", 1), "lines": ["top"]},
+                    {"op": "replace", "pos": anchor("b", 2), "end": anchor("c", 3), "lines": "B\nC"},
+                    {"op": "append", "pos": anchor("d", 4), "lines": ["end"]}
+                ]}),
+            )
+            .await;
+        assert_eq!(h.read("f.txt"), "top\na\nB\nC\nd\nend\n");
+        assert!(
+            text.starts_with(
+                "Successfully applied 3 edit(s) to f.txt.\nUpdated lines (fresh anchors):\n1#"
+            ),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_with_null_deletes() {
+        let h = Harness::new();
+        h.write("f.txt", "keep\ndrop\nkeep2\n");
+        h.ok(&HashlineEditTool, json!({"path": "f.txt", "edits": [{"op": "replace", "pos": anchor("drop", 2), "lines": null}]})).await;
+        assert_eq!(h.read("f.txt"), "keep\nkeep2\n");
+    }
+
+    #[tokio::test]
+    async fn a_stale_anchor_rejects_the_whole_call_and_shows_current_lines() {
+        let h = Harness::new();
+        h.write("f.txt", "one\ntwo\nthree\nfour\n");
+        let stale = anchor("TWO (old)", 2);
+        let err = h
+            .err(
+                &HashlineEditTool,
+                json!({"path": "f.txt", "edits": [
+                    {"op": "replace", "pos": anchor("one", 1), "lines": ["1"]},
+                    {"op": "replace", "pos": stale.clone(), "lines": ["2"]}
+                ]}),
+            )
+            .await;
+        let expected = format!(
+            "edits[1].pos: stale anchor {stale} in f.txt; line 2 is now:\n    {}one\n>>> {}two\n    {}three\n    {}four\nNo edits were applied. Read the file again with hashline: true and retry with current anchors.",
+            line_prefix(1, "one"),
+            line_prefix(2, "two"),
+            line_prefix(3, "three"),
+            line_prefix(4, "four")
+        );
+        assert_eq!(err, expected);
+        assert_eq!(
+            h.read("f.txt"),
+            "one\ntwo\nthree\nfour\n",
+            "nothing changed"
+        );
+    }
+
+    #[tokio::test]
+    async fn overlapping_and_out_of_range_edits_are_rejected() {
+        let h = Harness::new();
+        h.write("f.txt", "a\nb\nc\n");
+        let err = h
+            .err(
+                &HashlineEditTool,
+                json!({"path": "f.txt", "edits": [
+                    {"op": "replace", "pos": anchor("a", 1), "end": anchor("c", 3), "lines": ["x"]},
+                    {"op": "replace", "pos": anchor("b", 2), "lines": ["y"]}
+                ]}),
+            )
+            .await;
+        assert_eq!(
+            err,
+            "edits[0] and edits[1] overlap in f.txt. Merge them into one edit or target disjoint lines."
+        );
+        let err = h.err(&HashlineEditTool, json!({"path": "f.txt", "edits": [{"op": "append", "pos": "9#ZZ", "lines": ["x"]}]})).await;
+        assert!(
+            err.starts_with("edits[0].pos: line 9 does not exist in f.txt (3 lines)."),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn crlf_and_bom_are_preserved() {
+        let h = Harness::new();
+        h.write("w.txt", "\u{FEFF}x\r\ny\r\n");
+        h.ok(&HashlineEditTool, json!({"path": "w.txt", "edits": [{"op": "replace", "pos": anchor("y", 2), "lines": ["Y"]}]})).await;
+        assert_eq!(h.read("w.txt"), "\u{FEFF}x\r\nY\r\n");
+    }
+}

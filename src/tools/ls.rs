@@ -1,0 +1,166 @@
+//! `ls {path?, limit?}`: one directory's entries, sorted case-insensitively, dotfiles included.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::truncate::{MAX_BYTES, format_size, truncate_head};
+use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result};
+use crate::events::ToolResult;
+
+const DEFAULT_LIMIT: usize = 500;
+
+pub struct LsTool;
+
+#[derive(Deserialize)]
+struct Params {
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    limit: Option<u64>,
+}
+
+impl Tool for LsTool {
+    fn name(&self) -> &str {
+        "ls"
+    }
+
+    fn description(&self) -> &str {
+        "List a directory's entries, sorted alphabetically (case-insensitive), directories \
+         marked with a trailing /, dotfiles included. Up to 500 entries by default (see limit)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory to list (default: current directory)"},
+                "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"}
+            },
+            "required": []
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "List directory contents"
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let params: Params = parse_args("ls", &args)?;
+            let display = params.path.clone().unwrap_or_else(|| ".".to_string());
+            let dir = paths::resolve(&ctx.cwd, &display)?;
+            let limit = params
+                .limit
+                .filter(|n| *n > 0)
+                .map_or(DEFAULT_LIMIT, |n| n as usize);
+            tokio::task::spawn_blocking(move || list(&dir, &display, limit))
+                .await
+                .map_err(|err| ToolError::new(format!("ls failed: {err}")))?
+        })
+    }
+}
+
+fn list(dir: &Path, display: &str, limit: usize) -> Result<ToolResult, ToolError> {
+    let meta = std::fs::metadata(dir).map_err(|err| match err.kind() {
+        std::io::ErrorKind::PermissionDenied => {
+            ToolError::new(format!("Permission denied: {display}"))
+        }
+        _ => ToolError::new(format!("Path not found: {display}")),
+    })?;
+    if !meta.is_dir() {
+        return Err(ToolError::new(format!("Not a directory: {display}")));
+    }
+    let reader = std::fs::read_dir(dir).map_err(|err| match err.kind() {
+        std::io::ErrorKind::PermissionDenied => {
+            ToolError::new(format!("Permission denied: {display}"))
+        }
+        _ => ToolError::new(format!("Could not list {display}: {err}")),
+    })?;
+    let mut entries: Vec<(String, String)> = reader
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Follow symlinks: a link to a directory is listed as one.
+            let is_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
+            let shown = if is_dir { format!("{name}/") } else { name };
+            (shown.to_lowercase(), shown)
+        })
+        .collect();
+    if entries.is_empty() {
+        return Ok(text_result("(empty directory)", None));
+    }
+    entries.sort();
+    let shown: Vec<&str> = entries
+        .iter()
+        .take(limit)
+        .map(|(_, name)| name.as_str())
+        .collect();
+    let (mut text, truncation) = truncate_head(&shown.join("\n"), usize::MAX, MAX_BYTES);
+    let mut notices = Vec::new();
+    let mut details = serde_json::Map::new();
+    if entries.len() > limit {
+        notices.push(format!(
+            "{limit} entries limit reached. Use limit={} for more",
+            limit * 2
+        ));
+        details.insert("entryLimitReached".into(), json!(limit));
+    }
+    if truncation.truncated {
+        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
+        details.insert("truncation".into(), json!(truncation));
+    }
+    if !notices.is_empty() {
+        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    Ok(text_result(
+        text,
+        (!details.is_empty()).then_some(Value::Object(details)),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    #[tokio::test]
+    async fn sorted_case_insensitively_with_dirs_marked_and_dotfiles_included() {
+        let h = Harness::new();
+        h.write("b.txt", "");
+        h.write("A.txt", "");
+        h.write(".env", "");
+        h.write("src/x", "");
+        assert_eq!(h.ok(&LsTool, json!({})).await, ".env\nA.txt\nb.txt\nsrc/");
+    }
+
+    #[tokio::test]
+    async fn limits_empty_dirs_and_errors() {
+        let h = Harness::new();
+        for i in 0..5 {
+            h.write(&format!("f{i}"), "");
+        }
+        assert_eq!(
+            h.ok(&LsTool, json!({"limit": 2})).await,
+            "f0\nf1\n\n[2 entries limit reached. Use limit=4 for more]"
+        );
+        std::fs::create_dir(h.path("empty")).unwrap();
+        assert_eq!(
+            h.ok(&LsTool, json!({"path": "empty"})).await,
+            "(empty directory)"
+        );
+        assert_eq!(
+            h.err(&LsTool, json!({"path": "nope"})).await,
+            "Path not found: nope"
+        );
+        assert_eq!(
+            h.err(&LsTool, json!({"path": "f1"})).await,
+            "Not a directory: f1"
+        );
+    }
+}

@@ -1,0 +1,342 @@
+//! Tools: what the agent uses to touch the repository.
+//!
+//! Every tool implements [`Tool`]: a name, a description and a JSON schema for the model, a
+//! read-only flag that lets the loop run a batch of read-only calls concurrently, and an async
+//! `execute` that receives the arguments and a [`ToolContext`] (cwd, cancellation, progress,
+//! file locks). A tool never fails the run: an `Err(ToolError)` becomes an `isError: true`
+//! result whose text tells the model what went wrong.
+//!
+//! Names, parameters and result texts follow Pi's built-in tools, which models are tuned on.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::{TextContent, ToolResult};
+
+pub mod args;
+mod atomic;
+mod bash;
+mod edit;
+mod edit_match;
+mod find;
+mod grep;
+mod hashline;
+mod hashline_edit;
+mod locks;
+mod ls;
+pub mod paths;
+mod read;
+pub mod truncate;
+mod walk;
+mod write;
+
+pub use bash::ProcessGroups;
+pub use locks::FileLocks;
+
+/// Tools active unless `--tools` says otherwise, in the order the model sees them.
+pub const DEFAULT_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
+/// Tools that exist but are only active when `--tools` names them.
+pub const OPT_IN_TOOLS: [&str; 1] = ["hashline_edit"];
+
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult, ToolError>> + Send + 'a>>;
+
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    /// What the model reads to decide when and how to call the tool.
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// One line for the system prompt's tool list.
+    fn prompt_snippet(&self) -> &str;
+    /// True when the tool never changes anything; a batch of read-only calls runs concurrently.
+    fn is_read_only(&self) -> bool;
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a>;
+}
+
+/// Called with partial output while a tool runs (throttled by the tool).
+pub type Progress = Arc<dyn Fn(ToolResult) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct ToolContext {
+    pub cwd: Arc<PathBuf>,
+    pub cancel: CancellationToken,
+    pub progress: Progress,
+    pub files: FileLocks,
+    /// Process groups started by `bash`, killed when the run ends.
+    pub processes: ProcessGroups,
+    pub bash: BashSettings,
+}
+
+#[derive(Debug, Clone)]
+pub struct BashSettings {
+    /// Used when the model gives no `timeout`.
+    pub default_timeout: Duration,
+    /// The model's `timeout` is capped to this.
+    pub max_timeout: Duration,
+    /// Extra environment for commands (on top of worker's own).
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for BashSettings {
+    fn default() -> Self {
+        BashSettings {
+            default_timeout: crate::config::defaults::BASH_TIMEOUT,
+            max_timeout: crate::config::defaults::BASH_TIMEOUT_MAX,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// A tool failure, shown to the model as an `isError: true` result.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    pub message: String,
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn into_result(self) -> ToolResult {
+        ToolResult {
+            content: vec![TextContent::text(self.message)],
+            details: self.details,
+        }
+    }
+}
+
+pub fn text_result(text: impl Into<String>, details: Option<Value>) -> ToolResult {
+    ToolResult {
+        content: vec![TextContent::text(text)],
+        details,
+    }
+}
+
+/// Deserializes a tool's arguments, or explains to the model what was wrong with them.
+pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
+    serde_json::from_value(args.clone()).map_err(|err| {
+        let received = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
+        ToolError::new(format!(
+            "Validation failed for tool \"{tool}\":\n  - {err}\n\nReceived arguments:\n{received}"
+        ))
+    })
+}
+
+/// The tools a run offers the model.
+#[derive(Clone, Default)]
+pub struct ToolSet {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolSet {
+    /// Every built-in tool, opt-in ones included, in canonical order.
+    pub fn all_builtin() -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(read::ReadTool),
+            Arc::new(write::WriteTool),
+            Arc::new(edit::EditTool),
+            Arc::new(bash::BashTool),
+            Arc::new(grep::GrepTool),
+            Arc::new(find::FindTool),
+            Arc::new(ls::LsTool),
+            Arc::new(hashline_edit::HashlineEditTool),
+        ]
+    }
+
+    /// Picks the active tools from `available`: the defaults (every non-opt-in tool) unless
+    /// `allow` names exactly which ones. An unknown name is an error listing what exists.
+    pub fn select(
+        available: Vec<Arc<dyn Tool>>,
+        allow: Option<&[String]>,
+    ) -> Result<ToolSet, String> {
+        let tools = match allow {
+            None => available
+                .into_iter()
+                .filter(|tool| !OPT_IN_TOOLS.contains(&tool.name()))
+                .collect(),
+            Some(names) => {
+                let unknown: Vec<&str> = names
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|name| !available.iter().any(|tool| tool.name() == *name))
+                    .collect();
+                if !unknown.is_empty() {
+                    let known: Vec<&str> = available.iter().map(|tool| tool.name()).collect();
+                    return Err(format!(
+                        "unknown tool{} in --tools: {}. Available: {}",
+                        if unknown.len() > 1 { "s" } else { "" },
+                        unknown.join(", "),
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ));
+                }
+                available
+                    .into_iter()
+                    .filter(|tool| names.iter().any(|name| name == tool.name()))
+                    .collect()
+            }
+        };
+        Ok(ToolSet { tools })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|tool| tool.name()).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Running a tool directly, as the loop would.
+
+    use super::*;
+    use std::sync::Mutex;
+
+    pub struct Harness {
+        pub dir: tempfile::TempDir,
+        pub updates: Arc<Mutex<Vec<ToolResult>>>,
+        pub ctx: ToolContext,
+    }
+
+    impl Harness {
+        pub fn new() -> Self {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let updates: Arc<Mutex<Vec<ToolResult>>> = Arc::default();
+            let sink = updates.clone();
+            let ctx = ToolContext {
+                cwd: Arc::new(dir.path().to_path_buf()),
+                cancel: CancellationToken::new(),
+                progress: Arc::new(move |update| sink.lock().unwrap().push(update)),
+                files: FileLocks::default(),
+                processes: ProcessGroups::default(),
+                bash: BashSettings::default(),
+            };
+            Harness { dir, updates, ctx }
+        }
+
+        pub fn path(&self, rel: &str) -> PathBuf {
+            self.dir.path().join(rel)
+        }
+
+        pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+            let path = self.path(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).unwrap();
+            }
+            std::fs::write(path, content).unwrap();
+        }
+
+        pub fn read(&self, rel: &str) -> String {
+            std::fs::read_to_string(self.path(rel)).unwrap()
+        }
+
+        pub async fn run(&self, tool: &dyn Tool, args: Value) -> Result<ToolResult, ToolError> {
+            tool.execute(args, self.ctx.clone()).await
+        }
+
+        /// The text of a successful call; panics with the error text otherwise.
+        pub async fn ok(&self, tool: &dyn Tool, args: Value) -> String {
+            match self.run(tool, args).await {
+                Ok(result) => result.text(),
+                Err(err) => panic!("tool failed: {err}"),
+            }
+        }
+
+        /// The text of a failed call; panics when it succeeded.
+        pub async fn err(&self, tool: &dyn Tool, args: Value) -> String {
+            match self.run(tool, args).await {
+                Ok(result) => panic!("tool succeeded: {}", result.text()),
+                Err(err) => err.message,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_exclude_opt_in_tools_and_allowlists_can_name_them() {
+        let set = ToolSet::select(ToolSet::all_builtin(), None).unwrap();
+        assert_eq!(set.names(), DEFAULT_TOOLS.to_vec());
+        let allow = vec!["hashline_edit".to_string(), "read".to_string()];
+        let set = ToolSet::select(ToolSet::all_builtin(), Some(&allow)).unwrap();
+        assert_eq!(set.names(), vec!["read", "hashline_edit"]);
+    }
+
+    #[test]
+    fn unknown_tool_names_are_listed_with_what_exists() {
+        let allow = vec!["read".to_string(), "nope".to_string()];
+        let err = ToolSet::select(ToolSet::all_builtin(), Some(&allow))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err,
+            "unknown tool in --tools: nope. Available: read, write, edit, bash, grep, find, ls, hashline_edit"
+        );
+    }
+
+    #[test]
+    fn every_tool_schema_is_an_object_with_required_fields_declared() {
+        for tool in ToolSet::all_builtin() {
+            let schema = tool.parameters();
+            assert_eq!(schema["type"], "object", "{}", tool.name());
+            let props = schema["properties"].as_object().unwrap();
+            for required in schema["required"].as_array().unwrap() {
+                assert!(
+                    props.contains_key(required.as_str().unwrap()),
+                    "{}",
+                    tool.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn validation_errors_name_the_tool_and_echo_the_arguments() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Params {
+            path: String,
+        }
+        let err = parse_args::<Params>("read", &json!({"file": "x"})).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Validation failed for tool \"read\":\n  - missing field `path`\n\nReceived arguments:\n{\n  \"file\": \"x\"\n}"
+        );
+    }
+}

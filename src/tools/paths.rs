@@ -1,0 +1,124 @@
+//! Turning a path the model wrote into a path on disk.
+//!
+//! Relative paths are taken from the run's cwd; `~` is the home directory; a leading `@` (a
+//! habit from chat UIs that mention files) is dropped; exotic Unicode spaces that models copy
+//! from rendered text become plain spaces. A NUL byte can name no file, so it is refused here
+//! with a message instead of surfacing as an obscure OS error later.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::ToolError;
+
+pub fn resolve(cwd: &Path, raw: &str) -> Result<PathBuf, ToolError> {
+    if raw.contains('\0') {
+        return Err(ToolError::new(format!(
+            "Invalid path {:?}: paths cannot contain a NUL byte",
+            raw
+        )));
+    }
+    let cleaned: String = raw
+        .strip_prefix('@')
+        .unwrap_or(raw)
+        .chars()
+        .map(|c| if is_unicode_space(c) { ' ' } else { c })
+        .collect();
+    if cleaned.is_empty() {
+        return Err(ToolError::new("Invalid path: the path is empty"));
+    }
+    let expanded = match cleaned.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => match home_dir() {
+            Some(home) => home.join(rest.trim_start_matches('/')),
+            None => PathBuf::from(&cleaned),
+        },
+        _ => PathBuf::from(&cleaned),
+    };
+    Ok(if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    })
+}
+
+/// `path` relative to `base` with `/` separators, or `path` itself when it is not under it.
+pub fn relative_posix(base: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(base).unwrap_or(path);
+    let parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            Component::ParentDir => Some("..".to_string()),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+}
+
+fn is_unicode_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_join_the_cwd_and_at_prefixes_are_dropped() {
+        let cwd = Path::new("/work");
+        assert_eq!(
+            resolve(cwd, "a/b.rs").unwrap(),
+            PathBuf::from("/work/a/b.rs")
+        );
+        assert_eq!(
+            resolve(cwd, "@a/b.rs").unwrap(),
+            PathBuf::from("/work/a/b.rs")
+        );
+        assert_eq!(resolve(cwd, "/etc/x").unwrap(), PathBuf::from("/etc/x"));
+        assert_eq!(
+            resolve(cwd, "my\u{00A0}file.txt").unwrap(),
+            PathBuf::from("/work/my file.txt")
+        );
+    }
+
+    #[test]
+    fn tilde_means_home() {
+        let Some(home) = home_dir() else { return };
+        assert_eq!(resolve(Path::new("/w"), "~/x").unwrap(), home.join("x"));
+        assert_eq!(resolve(Path::new("/w"), "~").unwrap(), home.join(""));
+        assert_eq!(
+            resolve(Path::new("/w"), "~x").unwrap(),
+            PathBuf::from("/w/~x")
+        );
+    }
+
+    #[test]
+    fn nul_bytes_and_empty_paths_are_refused_with_a_message() {
+        assert_eq!(
+            resolve(Path::new("/w"), "a\0b").unwrap_err().message,
+            "Invalid path \"a\\0b\": paths cannot contain a NUL byte"
+        );
+        assert_eq!(
+            resolve(Path::new("/w"), "@").unwrap_err().message,
+            "Invalid path: the path is empty"
+        );
+    }
+
+    #[test]
+    fn relative_posix_paths() {
+        assert_eq!(relative_posix(Path::new("/a"), Path::new("/a/b/c")), "b/c");
+        assert_eq!(relative_posix(Path::new("/a"), Path::new("/a")), ".");
+        assert_eq!(relative_posix(Path::new("/a"), Path::new("/x/y")), "x/y");
+    }
+}

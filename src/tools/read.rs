@@ -1,0 +1,520 @@
+//! `read {path, offset?, limit?, hashline?}`: a text file's lines, as the model should see them.
+//!
+//! The file is scanned once, streaming: only the lines that will be shown are kept, the rest
+//! are counted (for "of N" and the continuation hint), so a multi-gigabyte log costs a scan,
+//! not its size in memory. Binary files and images get a one-line description instead of
+//! bytes.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::hashline::line_prefix;
+use super::truncate::{MAX_BYTES, MAX_LINES, TruncatedBy, Truncation, format_size};
+use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result};
+use crate::events::ToolResult;
+
+pub struct ReadTool;
+
+#[derive(Deserialize)]
+struct Params {
+    path: String,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    offset: Option<u64>,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    limit: Option<u64>,
+    #[serde(default, deserialize_with = "args::opt_bool")]
+    hashline: Option<bool>,
+}
+
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        "read"
+    }
+
+    fn description(&self) -> &str {
+        "Read a file's contents. Text comes back as-is, without line numbers. Output is limited \
+         to 2000 lines or 50KB, whichever comes first; when more remains, the result says which \
+         offset to continue from. Use offset (1-indexed line) and limit for large files. \
+         hashline: true prefixes each line with an anchor (LINE#TAG:) for hashline_edit. \
+         Binary files and images are described, not dumped."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+                "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+                "limit": {"type": "number", "description": "Maximum number of lines to read"},
+                "hashline": {"type": "boolean", "description": "Prefix each line with its LINE#TAG anchor for hashline_edit"}
+            },
+            "required": ["path"]
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Read file contents"
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let params: Params = parse_args("read", &args)?;
+            let path = paths::resolve(&ctx.cwd, &params.path)?;
+            let request = ReadRequest {
+                display: params.path,
+                start: params.offset.unwrap_or(1).max(1),
+                limit: params.limit.filter(|n| *n > 0),
+                hashline: params.hashline.unwrap_or(false),
+            };
+            tokio::task::spawn_blocking(move || read_file(&path, &request))
+                .await
+                .map_err(|err| ToolError::new(format!("read failed: {err}")))?
+        })
+    }
+}
+
+struct ReadRequest {
+    display: String,
+    start: u64,
+    limit: Option<u64>,
+    hashline: bool,
+}
+
+/// How much of the file a scan shows.
+#[derive(Default)]
+struct Scan {
+    lines: Vec<String>,
+    bytes: usize,
+    total: u64,
+    stop: Option<Stop>,
+    first_line_len: usize,
+    lossy: bool,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Stop {
+    UserLimit,
+    Caps(TruncatedBy),
+}
+
+fn read_file(path: &Path, req: &ReadRequest) -> Result<ToolResult, ToolError> {
+    let display = &req.display;
+    let meta = std::fs::metadata(path).map_err(|err| open_error(&err, display))?;
+    if meta.is_dir() {
+        return Err(ToolError::new(format!(
+            "Path is a directory: {display}. Use ls to list its contents."
+        )));
+    }
+    let file = File::open(path).map_err(|err| open_error(&err, display))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = reader.fill_buf().map_err(|err| open_error(&err, display))?;
+    if let Some(mime) = image_mime(head, path) {
+        return Ok(text_result(
+            format!(
+                "Read image file [{mime}]: {display} ({}). Image content is not passed to the model by this tool.",
+                format_size(meta.len() as usize)
+            ),
+            Some(json!({"mimeType": mime, "bytes": meta.len()})),
+        ));
+    }
+    if head[..head.len().min(8192)].contains(&0) {
+        return Ok(text_result(
+            format!(
+                "{display} is a binary file ({}); its content is not shown. Use bash (file, xxd, strings) to inspect it.",
+                format_size(meta.len() as usize)
+            ),
+            Some(json!({"binary": true, "bytes": meta.len()})),
+        ));
+    }
+    let scan = scan(&mut reader, req).map_err(|err| open_error(&err, display))?;
+    render(scan, req)
+}
+
+fn scan(reader: &mut impl BufRead, req: &ReadRequest) -> io::Result<Scan> {
+    let mut scan = Scan::default();
+    let mut current: Vec<u8> = Vec::new();
+    let mut current_len = 0usize;
+    let mut pending = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        let consumed = chunk.len();
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let collecting = scan.stop.is_none() && scan.total + 1 >= req.start;
+            if !collecting && scan.stop.is_some() {
+                // Past what we show: only count what is left.
+                let newlines = memchr::memchr_iter(b'\n', rest).count() as u64;
+                scan.total += newlines;
+                pending = rest.last() != Some(&b'\n');
+                break;
+            }
+            match memchr::memchr(b'\n', rest) {
+                Some(i) => {
+                    if collecting {
+                        append_capped(&mut current, &rest[..i]);
+                    }
+                    current_len += i;
+                    finish_line(&mut scan, req, &mut current, current_len);
+                    current_len = 0;
+                    pending = false;
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    if collecting {
+                        append_capped(&mut current, rest);
+                    }
+                    current_len += rest.len();
+                    pending = true;
+                    rest = &[];
+                }
+            }
+        }
+        reader.consume(consumed);
+    }
+    if pending {
+        if scan.stop.is_some() {
+            scan.total += 1;
+        } else {
+            finish_line(&mut scan, req, &mut current, current_len);
+        }
+    }
+    Ok(scan)
+}
+
+fn append_capped(line: &mut Vec<u8>, bytes: &[u8]) {
+    let room = (MAX_BYTES + 1).saturating_sub(line.len());
+    line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+}
+
+fn finish_line(scan: &mut Scan, req: &ReadRequest, current: &mut Vec<u8>, len: usize) {
+    scan.total += 1;
+    let number = scan.total;
+    if scan.stop.is_some() || number < req.start {
+        current.clear();
+        return;
+    }
+    if req.limit.is_some_and(|limit| number - req.start >= limit) {
+        scan.stop = Some(Stop::UserLimit);
+        current.clear();
+        return;
+    }
+    if scan.lines.len() == MAX_LINES {
+        scan.stop = Some(Stop::Caps(TruncatedBy::Lines));
+        current.clear();
+        return;
+    }
+    if current.last() == Some(&b'\r') {
+        current.pop();
+    }
+    let text = match std::str::from_utf8(current) {
+        Ok(text) => text.to_string(),
+        Err(_) => {
+            scan.lossy = true;
+            String::from_utf8_lossy(current).into_owned()
+        }
+    };
+    current.clear();
+    let rendered = if req.hashline {
+        format!("{}{text}", line_prefix(number as usize, &text))
+    } else {
+        text
+    };
+    let cost = rendered.len() + usize::from(!scan.lines.is_empty());
+    if len > MAX_BYTES || scan.bytes + cost > MAX_BYTES {
+        if scan.lines.is_empty() {
+            scan.first_line_len = len;
+        }
+        scan.stop = Some(Stop::Caps(TruncatedBy::Bytes));
+        return;
+    }
+    scan.bytes += cost;
+    scan.lines.push(rendered);
+}
+
+fn render(scan: Scan, req: &ReadRequest) -> Result<ToolResult, ToolError> {
+    let display = &req.display;
+    if scan.total == 0 {
+        if req.start > 1 {
+            return Err(ToolError::new(format!(
+                "Offset {} is beyond end of file (0 lines total)",
+                req.start
+            )));
+        }
+        return Ok(text_result("(empty file)", None));
+    }
+    if req.start > scan.total {
+        return Err(ToolError::new(format!(
+            "Offset {} is beyond end of file ({} lines total)",
+            req.start, scan.total
+        )));
+    }
+    let kept = scan.lines.len() as u64;
+    let last = req.start + kept.saturating_sub(1);
+    let mut text = scan.lines.join("\n");
+    let mut details = None;
+    match scan.stop {
+        Some(Stop::Caps(by)) => {
+            let first_line_exceeds = kept == 0;
+            if first_line_exceeds {
+                text = format!(
+                    "[Line {} is {}, exceeds {} limit. Use bash: sed -n '{}p' {} | head -c {}]",
+                    req.start,
+                    format_size(scan.first_line_len),
+                    format_size(MAX_BYTES),
+                    req.start,
+                    display,
+                    MAX_BYTES
+                );
+            } else {
+                let limit_note = match by {
+                    TruncatedBy::Lines => String::new(),
+                    TruncatedBy::Bytes => format!(" ({} limit)", format_size(MAX_BYTES)),
+                };
+                text.push_str(&format!(
+                    "\n\n[Showing lines {}-{} of {}{}. Use offset={} to continue.]",
+                    req.start,
+                    last,
+                    scan.total,
+                    limit_note,
+                    last + 1
+                ));
+            }
+            let truncation = Truncation {
+                truncated: true,
+                truncated_by: Some(by),
+                total_lines: scan.total as usize,
+                total_bytes: 0,
+                output_lines: kept as usize,
+                output_bytes: scan.bytes,
+                last_line_partial: false,
+                first_line_exceeds_limit: first_line_exceeds,
+                max_lines: MAX_LINES,
+                max_bytes: MAX_BYTES,
+            };
+            details = Some(json!({ "truncation": truncation }));
+        }
+        Some(Stop::UserLimit) => {
+            text.push_str(&format!(
+                "\n\n[{} more lines in file. Use offset={} to continue.]",
+                scan.total - last,
+                last + 1
+            ));
+        }
+        None => {}
+    }
+    if scan.lossy {
+        text.push_str("\n\n[The file is not valid UTF-8; invalid bytes are shown as U+FFFD.]");
+    }
+    Ok(text_result(text, details))
+}
+
+fn open_error(err: &io::Error, display: &str) -> ToolError {
+    match err.kind() {
+        io::ErrorKind::NotFound => ToolError::new(format!("File not found: {display}")),
+        io::ErrorKind::PermissionDenied => ToolError::new(format!("Permission denied: {display}")),
+        _ => ToolError::new(format!("Could not read {display}: {err}")),
+    }
+}
+
+fn image_mime(head: &[u8], path: &Path) -> Option<&'static str> {
+    let by_magic = if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    };
+    by_magic.or_else(|| {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        // An empty or text file with an image name is still text; only trust the extension
+        // when the content is not plain text.
+        let textual = std::str::from_utf8(&head[..head.len().min(512)]).is_ok();
+        if textual {
+            return None;
+        }
+        match ext.as_str() {
+            "png" => Some("image/png"),
+            "jpg" | "jpeg" => Some("image/jpeg"),
+            "gif" => Some("image/gif"),
+            "webp" => Some("image/webp"),
+            _ => None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::hashline::line_tag;
+    use super::super::testing::Harness;
+    use super::*;
+
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[tokio::test]
+    async fn reads_text_without_line_numbers() {
+        let h = Harness::new();
+        h.write("a.txt", "one\ntwo\n");
+        assert_eq!(h.ok(&ReadTool, json!({"path": "a.txt"})).await, "one\ntwo");
+    }
+
+    #[tokio::test]
+    async fn offset_and_limit_select_lines_and_hint_at_the_rest() {
+        let h = Harness::new();
+        h.write("a.txt", numbered(10));
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "a.txt", "offset": 3, "limit": 2}))
+                .await,
+            "line 3\nline 4\n\n[6 more lines in file. Use offset=5 to continue.]"
+        );
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "a.txt", "offset": "9"}))
+                .await,
+            "line 9\nline 10"
+        );
+    }
+
+    #[tokio::test]
+    async fn long_files_stop_at_2000_lines_with_a_continuation_hint() {
+        let h = Harness::new();
+        h.write("big.txt", numbered(9000));
+        let result = h.run(&ReadTool, json!({"path": "big.txt"})).await.unwrap();
+        let text = result.text();
+        assert!(text.starts_with("line 1\n"));
+        assert!(text.ends_with(
+            "line 2000\n\n[Showing lines 1-2000 of 9000. Use offset=2001 to continue.]"
+        ));
+        let t = &result.details.unwrap()["truncation"];
+        assert_eq!(t["truncatedBy"], "lines");
+        assert_eq!(t["totalLines"], 9000);
+        assert_eq!(t["outputLines"], 2000);
+    }
+
+    #[tokio::test]
+    async fn wide_files_stop_at_50kb() {
+        let h = Harness::new();
+        let line = "x".repeat(99);
+        h.write("wide.txt", format!("{line}\n").repeat(1000));
+        let text = h.ok(&ReadTool, json!({"path": "wide.txt"})).await;
+        // 512 lines of 100 bytes (99 + newline) fit in 51200 bytes.
+        assert!(
+            text.ends_with(
+                "\n\n[Showing lines 1-512 of 1000 (50.0KB limit). Use offset=513 to continue.]"
+            ),
+            "{}",
+            &text[text.len() - 120..]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_first_line_over_the_budget_suggests_sed() {
+        let h = Harness::new();
+        h.write("min.js", "y".repeat(60 * 1024));
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "min.js"})).await,
+            "[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]"
+        );
+    }
+
+    #[tokio::test]
+    async fn offset_past_the_end_is_an_error_with_the_line_count() {
+        let h = Harness::new();
+        h.write("a.txt", "1\n2\n3");
+        assert_eq!(
+            h.err(&ReadTool, json!({"path": "a.txt", "offset": 5}))
+                .await,
+            "Offset 5 is beyond end of file (3 lines total)"
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_files_directories_and_unreadable_files_are_named() {
+        let h = Harness::new();
+        assert_eq!(
+            h.err(&ReadTool, json!({"path": "nope.txt"})).await,
+            "File not found: nope.txt"
+        );
+        std::fs::create_dir(h.path("d")).unwrap();
+        assert_eq!(
+            h.err(&ReadTool, json!({"path": "d"})).await,
+            "Path is a directory: d. Use ls to list its contents."
+        );
+        h.write("secret", "x");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(h.path("secret"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        if std::fs::read(h.path("secret")).is_err() {
+            // Only meaningful when not running as root.
+            assert_eq!(
+                h.err(&ReadTool, json!({"path": "secret"})).await,
+                "Permission denied: secret"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn binary_files_and_images_are_described_not_dumped() {
+        let h = Harness::new();
+        h.write("blob.bin", [0u8, 159, 146, 150, 0, 1, 2]);
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "blob.bin"})).await,
+            "blob.bin is a binary file (7B); its content is not shown. Use bash (file, xxd, strings) to inspect it."
+        );
+        h.write("pic.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "pic.png"})).await,
+            "Read image file [image/png]: pic.png (16B). Image content is not passed to the model by this tool."
+        );
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_is_shown_lossily_with_a_note() {
+        let h = Harness::new();
+        h.write("latin1.txt", b"caf\xe9\n");
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "latin1.txt"})).await,
+            "caf\u{FFFD}\n\n[The file is not valid UTF-8; invalid bytes are shown as U+FFFD.]"
+        );
+    }
+
+    #[tokio::test]
+    async fn hashline_prefixes_each_line_with_its_anchor() {
+        let h = Harness::new();
+        h.write("a.rs", "fn a() {\r\n}\r\n");
+        let expected = format!(
+            "1#{}:fn a() {{\n2#{}:}}",
+            line_tag("fn a() {", 1),
+            line_tag("}", 2)
+        );
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "a.rs", "hashline": true}))
+                .await,
+            expected
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_files_say_so() {
+        let h = Harness::new();
+        h.write("e.txt", "");
+        assert_eq!(
+            h.ok(&ReadTool, json!({"path": "e.txt"})).await,
+            "(empty file)"
+        );
+    }
+}

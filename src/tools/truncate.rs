@@ -1,0 +1,225 @@
+//! Keeping tool output within what a model should read: 2000 lines or 50 KiB.
+//!
+//! `read` keeps the head (the model continues with `offset`), `bash` keeps the tail (errors
+//! come last). Cuts fall between lines; only a single line longer than the byte budget is cut
+//! inside, and never inside a UTF-8 character. The numbers go to `details.truncation` so a
+//! consumer can tell what was dropped.
+
+use serde::Serialize;
+
+pub const MAX_LINES: usize = 2000;
+pub const MAX_BYTES: usize = 50 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TruncatedBy {
+    Lines,
+    Bytes,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncation {
+    pub truncated: bool,
+    pub truncated_by: Option<TruncatedBy>,
+    pub total_lines: usize,
+    pub total_bytes: usize,
+    pub output_lines: usize,
+    pub output_bytes: usize,
+    pub last_line_partial: bool,
+    pub first_line_exceeds_limit: bool,
+    pub max_lines: usize,
+    pub max_bytes: usize,
+}
+
+/// The lines of `text`; a final newline ends the last line rather than starting a new one.
+pub fn split_lines(text: &str) -> Vec<&str> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    body.split('\n').collect()
+}
+
+/// Keeps whole lines from the start.
+pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> (String, Truncation) {
+    let lines = split_lines(text);
+    let mut kept = 0;
+    let mut bytes = 0;
+    let mut by = None;
+    for line in &lines {
+        if kept == max_lines {
+            by = Some(TruncatedBy::Lines);
+            break;
+        }
+        let cost = line.len() + usize::from(kept > 0);
+        if bytes + cost > max_bytes {
+            by = Some(TruncatedBy::Bytes);
+            break;
+        }
+        bytes += cost;
+        kept += 1;
+    }
+    let output = lines[..kept].join("\n");
+    let truncation = Truncation {
+        truncated: by.is_some(),
+        truncated_by: by,
+        total_lines: lines.len(),
+        total_bytes: text.len(),
+        output_lines: kept,
+        output_bytes: output.len(),
+        last_line_partial: false,
+        first_line_exceeds_limit: kept == 0 && by == Some(TruncatedBy::Bytes),
+        max_lines,
+        max_bytes,
+    };
+    (output, truncation)
+}
+
+/// Keeps whole lines from the end; a last line longer than the budget keeps its tail.
+pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, Truncation) {
+    let lines = split_lines(text);
+    let mut kept = 0;
+    let mut bytes = 0;
+    let mut by = None;
+    for line in lines.iter().rev() {
+        if kept == max_lines {
+            by = Some(TruncatedBy::Lines);
+            break;
+        }
+        let cost = line.len() + usize::from(kept > 0);
+        if bytes + cost > max_bytes {
+            by = Some(TruncatedBy::Bytes);
+            break;
+        }
+        bytes += cost;
+        kept += 1;
+    }
+    let mut last_line_partial = false;
+    let output = if kept == 0 && by == Some(TruncatedBy::Bytes) {
+        let last = lines[lines.len() - 1];
+        last_line_partial = true;
+        kept = 1;
+        last[ceil_char_boundary(last, last.len() - max_bytes)..].to_string()
+    } else {
+        lines[lines.len() - kept..].join("\n")
+    };
+    let truncation = Truncation {
+        truncated: by.is_some(),
+        truncated_by: by,
+        total_lines: lines.len(),
+        total_bytes: text.len(),
+        output_lines: kept,
+        output_bytes: output.len(),
+        last_line_partial,
+        first_line_exceeds_limit: false,
+        max_lines,
+        max_bytes,
+    };
+    (output, truncation)
+}
+
+/// `1.5KB`, `50.0KB`, `12B`, `3.2MB`.
+pub fn format_size(bytes: usize) -> String {
+    const KIB: f64 = 1024.0;
+    if bytes < 1024 {
+        format!("{bytes}B")
+    } else if (bytes as f64) < KIB * KIB {
+        format!("{:.1}KB", bytes as f64 / KIB)
+    } else {
+        format!("{:.1}MB", bytes as f64 / (KIB * KIB))
+    }
+}
+
+/// The largest char boundary at or before `index`.
+pub fn floor_char_boundary(text: &str, index: usize) -> usize {
+    let mut i = index.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary at or after `index`.
+pub fn ceil_char_boundary(text: &str, index: usize) -> usize {
+    let mut i = index.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// At most `max_chars` characters of `line`, with a marker when something was cut.
+pub fn cap_line(line: &str, max_chars: usize) -> (String, bool) {
+    match line.char_indices().nth(max_chars) {
+        Some((cut, _)) => (format!("{}... [truncated]", &line[..cut]), true),
+        None => (line.to_string(), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_keeps_whole_lines_within_the_line_budget() {
+        let (out, t) = truncate_head("a\nb\nc\nd\n", 2, 100);
+        assert_eq!(out, "a\nb");
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Lines));
+        assert_eq!((t.total_lines, t.output_lines), (4, 2));
+    }
+
+    #[test]
+    fn head_stops_before_the_line_that_would_overflow_bytes() {
+        let (out, t) = truncate_head("aaaa\nbbbb\ncccc", 10, 9);
+        assert_eq!(out, "aaaa\nbbbb");
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
+        assert_eq!(t.output_bytes, 9);
+    }
+
+    #[test]
+    fn head_reports_a_first_line_over_the_budget() {
+        let (out, t) = truncate_head("0123456789\nx", 10, 5);
+        assert_eq!(out, "");
+        assert!(t.first_line_exceeds_limit);
+    }
+
+    #[test]
+    fn untruncated_text_is_returned_whole() {
+        let (out, t) = truncate_head("one\ntwo\n", 10, 100);
+        assert_eq!(out, "one\ntwo");
+        assert!(!t.truncated);
+        assert_eq!(t.total_lines, 2);
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let (out, t) = truncate_tail("1\n2\n3\n4\n", 2, 100);
+        assert_eq!(out, "3\n4");
+        assert_eq!((t.total_lines, t.output_lines), (4, 2));
+    }
+
+    #[test]
+    fn tail_cuts_a_huge_last_line_on_a_char_boundary() {
+        // "é" is two bytes; a 5-byte budget would split one if cut blindly.
+        let text = "x\néééééé";
+        let (out, t) = truncate_tail(text, 10, 5);
+        assert!(t.last_line_partial);
+        assert_eq!(out, "éé");
+        assert!(out.len() <= 5);
+    }
+
+    #[test]
+    fn sizes_are_formatted_like_pi() {
+        assert_eq!(format_size(12), "12B");
+        assert_eq!(format_size(51200), "50.0KB");
+        assert_eq!(format_size(1536), "1.5KB");
+        assert_eq!(format_size(3 * 1024 * 1024), "3.0MB");
+    }
+
+    #[test]
+    fn capped_lines_never_split_characters() {
+        assert_eq!(cap_line("ab", 5), ("ab".to_string(), false));
+        assert_eq!(cap_line("ééé", 2), ("éé... [truncated]".to_string(), true));
+    }
+}

@@ -1,0 +1,172 @@
+//! `write {path, content}`: create or replace a whole file, atomically.
+
+use std::io;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::atomic::write_atomic;
+use super::{Tool, ToolContext, ToolError, ToolFuture, parse_args, paths, text_result};
+
+pub struct WriteTool;
+
+#[derive(Deserialize)]
+struct Params {
+    path: String,
+    content: String,
+}
+
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        "write"
+    }
+
+    fn description(&self) -> &str {
+        "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does, \
+         and creates parent directories as needed. The write is atomic: readers see the old \
+         file or the new one, never a partial write."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+                "content": {"type": "string", "description": "Content to write to the file"}
+            },
+            "required": ["path", "content"]
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Create or overwrite files"
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let params: Params = parse_args("write", &args)?;
+            let path = paths::resolve(&ctx.cwd, &params.path)?;
+            let _guard = ctx.files.lock(&path).await;
+            let display = params.path.clone();
+            let bytes = params.content.len();
+            tokio::task::spawn_blocking(move || write_file(&path, &display, &params.content))
+                .await
+                .map_err(|err| ToolError::new(format!("write failed: {err}")))??;
+            Ok(text_result(
+                format!("Successfully wrote {bytes} bytes to {}", params.path),
+                None,
+            ))
+        })
+    }
+}
+
+fn write_file(path: &Path, display: &str, content: &str) -> Result<(), ToolError> {
+    if path.is_dir() {
+        return Err(ToolError::new(format!("Path is a directory: {display}")));
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|err| write_error(&err, display))?;
+    }
+    write_atomic(path, content.as_bytes()).map_err(|err| write_error(&err, display))
+}
+
+pub(super) fn write_error(err: &io::Error, display: &str) -> ToolError {
+    match err.kind() {
+        io::ErrorKind::PermissionDenied => ToolError::new(format!("Permission denied: {display}")),
+        _ => ToolError::new(format!("Could not write {display}: {err}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    #[tokio::test]
+    async fn creates_parents_and_reports_bytes_not_characters() {
+        let h = Harness::new();
+        let text = h
+            .ok(&WriteTool, json!({"path": "a/b/c.txt", "content": "héllo"}))
+            .await;
+        assert_eq!(text, "Successfully wrote 6 bytes to a/b/c.txt");
+        assert_eq!(h.read("a/b/c.txt"), "héllo");
+    }
+
+    #[tokio::test]
+    async fn overwrites_and_keeps_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let h = Harness::new();
+        h.write("run.sh", "old");
+        std::fs::set_permissions(h.path("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        h.ok(
+            &WriteTool,
+            json!({"path": "run.sh", "content": "#!/bin/sh\n"}),
+        )
+        .await;
+        assert_eq!(h.read("run.sh"), "#!/bin/sh\n");
+        let mode = std::fs::metadata(h.path("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
+
+    #[tokio::test]
+    async fn a_directory_is_not_overwritten() {
+        let h = Harness::new();
+        std::fs::create_dir(h.path("d")).unwrap();
+        assert_eq!(
+            h.err(&WriteTool, json!({"path": "d", "content": "x"}))
+                .await,
+            "Path is a directory: d"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_file_in_the_way_of_a_parent_is_reported() {
+        let h = Harness::new();
+        h.write("f", "x");
+        let err = h
+            .err(&WriteTool, json!({"path": "f/g.txt", "content": "x"}))
+            .await;
+        assert!(err.starts_with("Could not write f/g.txt: "), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_read_only_directory_is_permission_denied() {
+        use std::os::unix::fs::PermissionsExt;
+        let h = Harness::new();
+        std::fs::create_dir(h.path("ro")).unwrap();
+        std::fs::set_permissions(h.path("ro"), std::fs::Permissions::from_mode(0o555)).unwrap();
+        if std::fs::write(h.path("ro/probe"), "x").is_ok() {
+            return; // root ignores directory permissions
+        }
+        assert_eq!(
+            h.err(&WriteTool, json!({"path": "ro/x.txt", "content": "x"}))
+                .await,
+            "Permission denied: ro/x.txt"
+        );
+    }
+
+    #[tokio::test]
+    async fn ten_megabytes_are_written_whole() {
+        let h = Harness::new();
+        let content = "0123456789abcdef\n".repeat(10 * 1024 * 1024 / 17);
+        let text = h
+            .ok(&WriteTool, json!({"path": "big.txt", "content": content}))
+            .await;
+        assert_eq!(
+            text,
+            format!("Successfully wrote {} bytes to big.txt", content.len())
+        );
+        assert_eq!(
+            std::fs::metadata(h.path("big.txt")).unwrap().len() as usize,
+            content.len()
+        );
+    }
+}
