@@ -1,0 +1,249 @@
+//! A scripted OpenAI-compatible server on 127.0.0.1, for driving the real binary.
+//!
+//! Each `POST /v1/chat/completions` takes the next [`Reply`] from the script: an SSE stream
+//! (with optional delays, a stall, or an abrupt cut) or an error status. `GET /v1/models`
+//! lists two models. Every request is recorded with its headers, body and the client's
+//! address (which shows whether connections were reused).
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+pub enum Frame {
+    /// `data: <text>\n\n`
+    Data(String),
+    /// Bytes exactly as given.
+    Raw(String),
+    Delay(Duration),
+    /// Never send anything again (and never close).
+    Stall,
+    /// Drop the connection mid-body.
+    Cut,
+}
+
+pub enum Reply {
+    Sse(Vec<Frame>),
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub body: Value,
+    pub headers: HashMap<String, String>,
+    pub peer: SocketAddr,
+    pub at: Instant,
+}
+
+#[derive(Default)]
+struct Inner {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Recorded>>,
+    models_requests: Mutex<u32>,
+}
+
+pub struct MockLlm {
+    /// The API root, e.g. `http://127.0.0.1:43125/v1`.
+    pub url: String,
+    inner: Arc<Inner>,
+}
+
+impl MockLlm {
+    pub fn start(replies: Vec<Reply>) -> MockLlm {
+        let inner = Arc::new(Inner {
+            replies: Mutex::new(replies.into()),
+            ..Inner::default()
+        });
+        let state = inner.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                tx.send(listener.local_addr().expect("addr"))
+                    .expect("send addr");
+                let app = Router::new()
+                    .route("/v1/chat/completions", post(chat))
+                    .route("/v1/models", get(models))
+                    .with_state(state);
+                let _ = axum::serve(
+                    listener,
+                    app.into_make_service_with_connect_info::<SocketAddr>(),
+                )
+                .await;
+            });
+        });
+        let addr = rx.recv().expect("mock server address");
+        MockLlm {
+            url: format!("http://{addr}/v1"),
+            inner,
+        }
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.inner.requests.lock().unwrap().clone()
+    }
+
+    pub fn models_requests(&self) -> u32 {
+        *self.inner.models_requests.lock().unwrap()
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.inner.replies.lock().unwrap().len()
+    }
+}
+
+async fn models(State(state): State<Arc<Inner>>) -> impl IntoResponse {
+    *state.models_requests.lock().unwrap() += 1;
+    axum::Json(json!({"object": "list", "data": [{"id": "mock-model"}, {"id": "other-model"}]}))
+}
+
+async fn chat(
+    State(state): State<Arc<Inner>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let recorded = Recorded {
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect(),
+        peer,
+        at: Instant::now(),
+    };
+    state.requests.lock().unwrap().push(recorded);
+    let reply = state.replies.lock().unwrap().pop_front();
+    match reply {
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "mock script exhausted").into_response(),
+        Some(Reply::Status {
+            code,
+            body,
+            retry_after,
+        }) => {
+            let mut response = (StatusCode::from_u16(code).unwrap(), body).into_response();
+            if let Some(value) = retry_after {
+                response
+                    .headers_mut()
+                    .insert("retry-after", value.parse().unwrap());
+            }
+            response
+        }
+        Some(Reply::Sse(frames)) => {
+            let stream = futures_util::stream::iter(frames).then(|frame| async move {
+                match frame {
+                    Frame::Data(text) => Some(Ok(Bytes::from(format!("data: {text}\n\n")))),
+                    Frame::Raw(text) => Some(Ok(Bytes::from(text))),
+                    Frame::Delay(d) => {
+                        tokio::time::sleep(d).await;
+                        Some(Ok(Bytes::new()))
+                    }
+                    Frame::Stall => {
+                        futures_util::future::pending::<()>().await;
+                        None
+                    }
+                    Frame::Cut => Some(Err(std::io::Error::other("cut"))),
+                }
+            });
+            let stream = stream.filter_map(|item| async move { item });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+    }
+}
+
+// ---- chunk builders -------------------------------------------------------------------------
+
+pub fn chunk(delta: Value) -> Frame {
+    Frame::Data(json!({"id": "chatcmpl-mock", "model": "mock-model", "choices": [{"index": 0, "delta": delta}]}).to_string())
+}
+
+pub fn role() -> Frame {
+    chunk(json!({"role": "assistant", "content": ""}))
+}
+
+pub fn text(t: &str) -> Frame {
+    chunk(json!({"content": t}))
+}
+
+pub fn reasoning(t: &str) -> Frame {
+    chunk(json!({"reasoning_content": t}))
+}
+
+pub fn tool_call(index: u32, id: &str, name: &str, args: &str) -> Frame {
+    chunk(
+        json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": args}}]}),
+    )
+}
+
+pub fn tool_args(index: u32, args: &str) -> Frame {
+    chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": args}}]}))
+}
+
+pub fn finish(reason: &str) -> Frame {
+    Frame::Data(json!({"id": "chatcmpl-mock", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}).to_string())
+}
+
+pub fn usage(prompt: u64, completion: u64, cached: u64) -> Frame {
+    Frame::Data(
+        json!({"id": "chatcmpl-mock", "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion, "prompt_tokens_details": {"cached_tokens": cached}}})
+            .to_string(),
+    )
+}
+
+pub fn done() -> Frame {
+    Frame::Data("[DONE]".to_string())
+}
+
+/// A complete text answer.
+pub fn answer(t: &str) -> Reply {
+    Reply::Sse(vec![
+        role(),
+        text(t),
+        finish("stop"),
+        usage(10, 5, 0),
+        done(),
+    ])
+}
+
+/// A complete message calling one tool.
+pub fn call(id: &str, name: &str, args: &str) -> Reply {
+    Reply::Sse(vec![
+        role(),
+        tool_call(0, id, name, args),
+        finish("tool_calls"),
+        usage(10, 5, 0),
+        done(),
+    ])
+}
+
+pub fn status(code: u16, body: &str) -> Reply {
+    Reply::Status {
+        code,
+        body: body.to_string(),
+        retry_after: None,
+    }
+}

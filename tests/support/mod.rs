@@ -1,0 +1,117 @@
+//! Running the real `worker` binary in tests and reading its event stream.
+
+#![allow(dead_code)]
+
+pub mod mock_llm;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The binary under test, with a clean environment (nothing leaks in from the host shell).
+pub fn worker_command(cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_worker"));
+    cmd.env_clear()
+        .env(
+            "PATH",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        )
+        .env("HOME", cwd)
+        .env("LANG", "C.UTF-8")
+        .current_dir(cwd);
+    cmd
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub events: Vec<Value>,
+}
+
+impl Run {
+    pub fn from_output(output: Output) -> Run {
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let events = stdout
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+            })
+            .collect();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout,
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            events,
+        }
+    }
+
+    pub fn types(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .map(|e| e["type"].as_str().unwrap_or("?").to_string())
+            .collect()
+    }
+
+    /// Event types without the message_update noise.
+    pub fn outline(&self) -> Vec<String> {
+        self.types()
+            .into_iter()
+            .filter(|t| t != "message_update")
+            .collect()
+    }
+
+    pub fn first(&self, kind: &str) -> &Value {
+        self.events
+            .iter()
+            .find(|e| e["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} event in:\n{}", self.stdout))
+    }
+
+    pub fn all(&self, kind: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == kind).collect()
+    }
+
+    pub fn last(&self) -> &Value {
+        self.events.last().expect("no events")
+    }
+
+    pub fn stats(&self) -> &Value {
+        &self.last()["stats"]
+    }
+
+    pub fn assert_code(&self, code: i32) {
+        assert_eq!(
+            self.code, code,
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+    }
+}
+
+/// Runs `worker run <args>` with `stdin`, in `cwd`, with extra environment.
+pub fn run_worker(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
+    let mut cmd = worker_command(cwd);
+    cmd.arg("run").args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn worker");
+    {
+        use std::io::Write;
+        let mut input = child.stdin.take().expect("stdin");
+        input.write_all(stdin.as_bytes()).expect("write stdin");
+    }
+    Run::from_output(child.wait_with_output().expect("wait worker"))
+}
+
+/// Runs against a mock server as the `dynamo` provider.
+pub fn run_dynamo(cwd: &Path, url: &str, extra: &[&str], prompt: &str) -> Run {
+    let mut args = vec!["--model", "dynamo/mock-model", "--retry-base-delay", "10ms"];
+    args.extend_from_slice(extra);
+    run_worker(cwd, &args, prompt, &[("DYNAMO_BASE_URL", url)])
+}
