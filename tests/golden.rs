@@ -1,0 +1,170 @@
+//! Golden replay: every scenario under `fixtures/` runs through the real binary, and its whole
+//! stdout (normalized) must equal the scenario's `expected.jsonl`.
+//!
+//! A scenario directory holds `scenario.json` (`description`, extra `args`, `exitCode`, and
+//! `files` whose content must match after the run), `prompt.txt`, `model.jsonl` (the recorded
+//! model responses) and optionally `workspace/`, copied to a temporary directory that becomes
+//! `--cwd`. Normalization replaces what differs between runs: the session id, timestamps,
+//! durations, retry delays, the temporary cwd and spill-file paths; consecutive progress
+//! updates of one tool call are merged (their split depends on timing).
+//!
+//! `WORKER_BLESS=1 cargo test --test golden` rewrites the expected files; review the diff.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use support::run_worker;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Scenario {
+    #[allow(dead_code)]
+    description: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    exit_code: i32,
+    #[serde(default)]
+    files: std::collections::BTreeMap<String, String>,
+}
+
+fn scenarios() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("scenario.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// How a command's output splits into throttled updates depends on timing; consecutive
+/// updates of one call are merged so the comparison sees what was reported, not when.
+fn coalesce_updates(stdout: &str) -> String {
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for line in stdout.lines() {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
+            return stdout.to_string();
+        };
+        if let Some(previous) = out.last_mut() {
+            if event["type"] == "tool_execution_update"
+                && previous["type"] == "tool_execution_update"
+                && previous["toolCallId"] == event["toolCallId"]
+            {
+                let more = event["partialResult"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                let text = &mut previous["partialResult"]["content"][0]["text"];
+                *text = serde_json::Value::String(format!("{}{more}", text.as_str().unwrap_or("")));
+                previous["partialResult"]["details"] = event["partialResult"]["details"].clone();
+                continue;
+            }
+        }
+        out.push(event);
+    }
+    out.iter().map(|e| format!("{e}\n")).collect()
+}
+
+fn normalize(stdout: &str, cwd: &Path) -> String {
+    let stdout = &coalesce_updates(stdout);
+    let session = stdout
+        .lines()
+        .next()
+        .and_then(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .and_then(|header| header["id"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let mut text = stdout.to_string();
+    if !session.is_empty() {
+        text = text.replace(&session, "<SESSION>");
+    }
+    text = text.replace(&cwd.display().to_string(), "<CWD>");
+    let rules = [
+        (r#""timestamp":"[^"]+""#, r#""timestamp":"<TIME>""#),
+        (r#""timestamp":\d+"#, r#""timestamp":0"#),
+        (r#""(durationMs|elapsedMs|delayMs)":\d+"#, r#""$1":0"#),
+        (r#"/[^"\\]*worker-bash-[^"\\]*\.log"#, "<SPILL>"),
+    ];
+    for (pattern, replacement) in rules {
+        text = regex::Regex::new(pattern)
+            .unwrap()
+            .replace_all(&text, replacement)
+            .into_owned();
+    }
+    text
+}
+
+#[test]
+fn every_fixture_scenario_replays_to_its_expected_stream() {
+    let bless = std::env::var_os("WORKER_BLESS").is_some();
+    let all = scenarios();
+    assert!(all.len() >= 5, "scenarios: {all:?}");
+    let mut failures = Vec::new();
+    for dir in all {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let scenario: Scenario =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap())
+                .unwrap();
+        let prompt = std::fs::read_to_string(dir.join("prompt.txt")).unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let cwd = work.path().canonicalize().unwrap();
+        if dir.join("workspace").is_dir() {
+            copy_tree(&dir.join("workspace"), &cwd);
+        }
+        let model = format!("replay/{}", dir.join("model.jsonl").display());
+        let mut args: Vec<&str> = vec!["--model", &model, "--cwd", cwd.to_str().unwrap()];
+        args.extend(scenario.args.iter().map(String::as_str));
+        let run = run_worker(&cwd, &args, &prompt, &[]);
+        let actual = normalize(&run.stdout, &cwd);
+        let expected_path = dir.join("expected.jsonl");
+        if bless {
+            std::fs::write(&expected_path, &actual).unwrap();
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        if run.code != scenario.exit_code {
+            failures.push(format!(
+                "{name}: exit {} (expected {})\n{}",
+                run.code, scenario.exit_code, run.stderr
+            ));
+        }
+        if actual != expected {
+            let first_diff = actual
+                .lines()
+                .zip(expected.lines())
+                .position(|(a, e)| a != e)
+                .unwrap_or(actual.lines().count().min(expected.lines().count()));
+            failures.push(format!(
+                "{name}: stream differs at line {}\n  actual:   {}\n  expected: {}",
+                first_diff + 1,
+                actual.lines().nth(first_diff).unwrap_or("<end>"),
+                expected.lines().nth(first_diff).unwrap_or("<end>")
+            ));
+        }
+        for (path, content) in &scenario.files {
+            let actual =
+                std::fs::read_to_string(cwd.join(path)).unwrap_or_else(|e| format!("<{e}>"));
+            if &actual != content {
+                failures.push(format!(
+                    "{name}: {path} is {actual:?}, expected {content:?}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
