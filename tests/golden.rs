@@ -62,20 +62,19 @@ fn coalesce_updates(stdout: &str) -> String {
         let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
             return stdout.to_string();
         };
-        if let Some(previous) = out.last_mut() {
-            if event["type"] == "tool_execution_update"
-                && previous["type"] == "tool_execution_update"
-                && previous["toolCallId"] == event["toolCallId"]
-            {
-                let more = event["partialResult"]["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string();
-                let text = &mut previous["partialResult"]["content"][0]["text"];
-                *text = serde_json::Value::String(format!("{}{more}", text.as_str().unwrap_or("")));
-                previous["partialResult"]["details"] = event["partialResult"]["details"].clone();
-                continue;
-            }
+        if let Some(previous) = out.last_mut()
+            && event["type"] == "tool_execution_update"
+            && previous["type"] == "tool_execution_update"
+            && previous["toolCallId"] == event["toolCallId"]
+        {
+            let more = event["partialResult"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            let text = &mut previous["partialResult"]["content"][0]["text"];
+            *text = serde_json::Value::String(format!("{}{more}", text.as_str().unwrap_or("")));
+            previous["partialResult"]["details"] = event["partialResult"]["details"].clone();
+            continue;
         }
         out.push(event);
     }

@@ -18,7 +18,6 @@ mod turn;
 pub use control::{AbortReason, RunControl};
 pub use execute::ToolObserver;
 pub use prompt::context_files;
-pub use turn::ExchangeInfo;
 
 use crate::config::{HttpProvider, ModelSource, RunConfig};
 use crate::events::{
@@ -189,7 +188,9 @@ impl Session {
                     kind: FatalErrorKind::Internal,
                     message,
                 };
-                let client = http_client(self.config.limits.connect_timeout)
+                // Plain-http endpoints (a local Dynamo) need no CA store.
+                let tls = endpoint.base_url.starts_with("https://");
+                let client = http_client(self.config.limits.connect_timeout, tls)
                     .map_err(|e| internal(e.to_string()))?;
                 let model = match model {
                     Some(model) => model.clone(),

@@ -17,7 +17,7 @@ use crate::events::{
 };
 use crate::llm::{
     Assembled, Assembler, LlmError, Request, RequestDecorator, RetryPolicy, SseItem, SseStream,
-    Transport, WireUsage,
+    Transport,
 };
 
 /// The most of an error response body kept for the message.
@@ -45,18 +45,6 @@ pub struct TurnOutcome {
     pub end: TurnEnd,
     /// Requests sent, retries and protocol resends included.
     pub requests: u32,
-    /// Per request that got an answer: what the trace bridge needs.
-    pub exchanges: Vec<ExchangeInfo>,
-}
-
-/// What one answered request looked like, for the trace file.
-#[derive(Debug, Clone)]
-pub struct ExchangeInfo {
-    pub x_request_id: Option<String>,
-    pub started_unix_ms: u64,
-    pub ttft_ms: Option<f64>,
-    pub total_ms: f64,
-    pub usage: Option<WireUsage>,
 }
 
 enum Attempt {
@@ -70,13 +58,12 @@ enum Attempt {
 
 pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutcome {
     let mut requests = 0;
-    let mut exchanges = Vec::new();
     let mut retries = 0;
     let mut resent = false;
     loop {
         let request = prepare(ctx.decorator, body);
         requests += 1;
-        let attempt = attempt(ctx, &request, &mut exchanges).await;
+        let attempt = attempt(ctx, &request).await;
         let (error, rejected) = match attempt {
             Attempt::Done(message) => {
                 if retries > 0 {
@@ -90,7 +77,6 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                     message,
                     end: TurnEnd::Completed,
                     requests,
-                    exchanges,
                 };
             }
             Attempt::Aborted(message) => {
@@ -98,7 +84,6 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                     message,
                     end: TurnEnd::Aborted,
                     requests,
-                    exchanges,
                 };
             }
             Attempt::FailedAfterProgress(message, error) => {
@@ -106,16 +91,15 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                     message,
                     end: TurnEnd::Failed(error),
                     requests,
-                    exchanges,
                 };
             }
             Attempt::FailedEarly(error, rejected) => (error, rejected),
         };
-        if let (Some(decorator), Some((status, text)), false) = (ctx.decorator, &rejected, resent) {
-            if decorator.resend_after_rejection(*status, text) {
-                resent = true;
-                continue;
-            }
+        if let (Some(decorator), Some((status, text)), false) = (ctx.decorator, &rejected, resent)
+            && decorator.resend_after_rejection(*status, text)
+        {
+            resent = true;
+            continue;
         }
         if error.is_retryable() && retries < ctx.retry.max_retries && !ctx.control.is_aborted() {
             retries += 1;
@@ -131,7 +115,7 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                 _ = ctx.control.aborted() => {
                     let message = empty_message(ctx, StopReason::Aborted, None);
                     emit_whole(ctx.emitter, &message);
-                    return TurnOutcome { message, end: TurnEnd::Aborted, requests, exchanges };
+                    return TurnOutcome { message, end: TurnEnd::Aborted, requests };
                 }
                 _ = tokio::time::sleep(delay) => continue,
             }
@@ -160,7 +144,6 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
             message,
             end,
             requests,
-            exchanges,
         };
     }
 }
@@ -181,13 +164,7 @@ fn prepare(decorator: Option<&dyn RequestDecorator>, body: &Value) -> Request {
     request
 }
 
-async fn attempt(
-    ctx: &TurnContext<'_>,
-    request: &Request,
-    exchanges: &mut Vec<ExchangeInfo>,
-) -> Attempt {
-    let started = std::time::Instant::now();
-    let started_unix_ms = now_millis();
+async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
     let sent = tokio::select! {
         biased;
         _ = ctx.control.aborted() => return abort_early(ctx),
@@ -208,7 +185,6 @@ async fn attempt(
     let mut assembler = Assembler::new();
     let mut message = empty_message(ctx, StopReason::Pending, None);
     let mut started_message = false;
-    let mut first_token_ms = None;
     let emitter = ctx.emitter;
     let ended = loop {
         let item = tokio::select! {
@@ -241,9 +217,6 @@ async fn attempt(
                     });
                 };
                 assembler.push(chunk, &mut emit);
-                if first_token_ms.is_none() && assembler.has_progress() {
-                    first_token_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-                }
             }
         }
     };
@@ -256,13 +229,6 @@ async fn attempt(
                 emitter,
                 None,
             );
-            exchanges.push(ExchangeInfo {
-                x_request_id: request.header("x-request-id").map(str::to_string),
-                started_unix_ms,
-                ttft_ms: first_token_ms,
-                total_ms: started.elapsed().as_secs_f64() * 1000.0,
-                usage: assembled.raw_usage.clone(),
-            });
             fill(&mut message, assembled);
             emitter.emit(&Event::MessageEnd {
                 message: &Message::Assistant(message.clone()),

@@ -15,9 +15,10 @@ const STDIN_WAIT_WITH_ARGUMENT: Duration = Duration::from_secs(2);
 
 pub fn read_prompt(argument: Option<&str>) -> Result<String, String> {
     let stdin = std::io::stdin();
-    let piped = if stdin.is_terminal() {
-        None
-    } else if argument.is_some() && !readable_within(&stdin, STDIN_WAIT_WITH_ARGUMENT) {
+    // A terminal is never read; a pipe is skipped when an argument is given and it stays silent.
+    let skip = stdin.is_terminal()
+        || (argument.is_some() && !readable_within(&stdin, STDIN_WAIT_WITH_ARGUMENT));
+    let piped = if skip {
         None
     } else {
         let mut bytes = Vec::new();

@@ -86,10 +86,10 @@ impl Inner {
         if serde_json::to_writer(&mut self.line, record).is_err() {
             return;
         }
-        if self.retain {
-            if let Ok(value) = serde_json::from_slice(&self.line) {
-                self.records.push(value);
-            }
+        if self.retain
+            && let Ok(value) = serde_json::from_slice(&self.line)
+        {
+            self.records.push(value);
         }
         self.line.push(b'\n');
         if self.sink.write_line(&self.line).is_err() {

@@ -193,10 +193,10 @@ impl Assembler {
             ..
         } = &mut self.blocks[index]
         {
-            if let Some(name) = name.filter(|n| !n.is_empty()) {
-                if current.is_empty() {
-                    *current = name;
-                }
+            if let Some(name) = name.filter(|n| !n.is_empty())
+                && current.is_empty()
+            {
+                *current = name;
             }
             if let Some(fragment) = arguments.filter(|a| !a.is_empty()) {
                 args.push_str(&fragment);

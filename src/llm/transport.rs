@@ -73,10 +73,21 @@ impl HttpTransport {
 }
 
 /// The one client a run uses (rustls with the ring provider; no OpenSSL).
-pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportError> {
+///
+/// `tls: false` is for `http://` endpoints (a local Dynamo): the system's CA certificates are
+/// then not loaded, which saves several milliseconds of startup; such a client cannot verify
+/// any TLS server and so cannot talk to one.
+pub fn http_client(
+    connect_timeout: Duration,
+    tls: bool,
+) -> Result<reqwest::Client, TransportError> {
     // Installing twice is harmless; the first provider stays.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder();
+    if !tls {
+        builder = builder.tls_certs_only(std::iter::empty());
+    }
+    builder
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
         .pool_idle_timeout(Duration::from_secs(90))
@@ -91,10 +102,10 @@ impl Transport for HttpTransport {
             let mut headers = HeaderMap::new();
             headers.insert("content-type", HeaderValue::from_static("application/json"));
             headers.insert("accept", HeaderValue::from_static("text/event-stream"));
-            if let Some(key) = &self.api_key {
-                if let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}")) {
-                    headers.insert("authorization", value);
-                }
+            if let Some(key) = &self.api_key
+                && let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}"))
+            {
+                headers.insert("authorization", value);
             }
             for (name, value) in &request.headers {
                 if let (Ok(name), Ok(value)) = (

@@ -43,10 +43,10 @@ fn as_f64(value: &Value) -> Option<f64> {
 }
 
 fn as_u64(value: &Value) -> Option<u64> {
-    if let Value::Number(n) = value {
-        if let Some(n) = n.as_u64() {
-            return Some(n);
-        }
+    if let Value::Number(n) = value
+        && let Some(n) = n.as_u64()
+    {
+        return Some(n);
     }
     let float = as_f64(value)?;
     (float >= 0.0 && float.fract() == 0.0 && float <= u64::MAX as f64).then_some(float as u64)

@@ -21,6 +21,7 @@ use axum::routing::{get, post};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+#[derive(Clone)]
 pub enum Frame {
     /// `data: <text>\n\n`
     Data(String),
@@ -33,6 +34,7 @@ pub enum Frame {
     Cut,
 }
 
+#[derive(Clone)]
 pub enum Reply {
     Sse(Vec<Frame>),
     Status {
@@ -53,6 +55,8 @@ pub struct Recorded {
 #[derive(Default)]
 struct Inner {
     replies: Mutex<VecDeque<Reply>>,
+    /// Replies go back to the end of the script once used (for benchmarks).
+    cycle: bool,
     requests: Mutex<Vec<Recorded>>,
     models_requests: Mutex<u32>,
 }
@@ -65,8 +69,22 @@ pub struct MockLlm {
 
 impl MockLlm {
     pub fn start(replies: Vec<Reply>) -> MockLlm {
+        Self::launch(replies, false)
+    }
+
+    /// Serves the script over and over.
+    pub fn start_cycling(replies: Vec<Reply>) -> MockLlm {
+        Self::launch(replies, true)
+    }
+
+    pub fn clear_requests(&self) {
+        self.inner.requests.lock().unwrap().clear();
+    }
+
+    fn launch(replies: Vec<Reply>, cycle: bool) -> MockLlm {
         let inner = Arc::new(Inner {
             replies: Mutex::new(replies.into()),
+            cycle,
             ..Inner::default()
         });
         let state = inner.clone();
@@ -134,7 +152,14 @@ async fn chat(
         at: Instant::now(),
     };
     state.requests.lock().unwrap().push(recorded);
-    let reply = state.replies.lock().unwrap().pop_front();
+    let reply = {
+        let mut replies = state.replies.lock().unwrap();
+        let reply = replies.pop_front();
+        if let (true, Some(reply)) = (state.cycle, &reply) {
+            replies.push_back(reply.clone());
+        }
+        reply
+    };
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "mock script exhausted").into_response(),
         Some(Reply::Status {

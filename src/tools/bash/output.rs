@@ -5,7 +5,7 @@
 //! rolling tail, so a command printing 200 MB costs a file, not 200 MB of RAM.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -60,11 +60,11 @@ impl Output {
             && (self.total_bytes > MAX_BYTES as u64 || self.newlines > MAX_LINES as u64)
         {
             self.start_spill();
-        } else if let Some((file, _)) = &mut self.spill {
-            if let Err(err) = file.write_all(chunk) {
-                self.spill_error = Some(err.to_string());
-                self.spill = None;
-            }
+        } else if let Some((file, _)) = &mut self.spill
+            && let Err(err) = file.write_all(chunk)
+        {
+            self.spill_error = Some(err.to_string());
+            self.spill = None;
         }
         if self.buffer.len() > 2 * TAIL_KEEP {
             let cut = self.buffer.len() - TAIL_KEEP;

@@ -1,0 +1,20 @@
+# Developer shortcuts (https://github.com/casey/just); every recipe is a plain command.
+
+# The README's offline quickstart.
+quickstart:
+    echo "List the files here and read the README, then summarize the project in one sentence." \
+      | cargo run --release -- run --model replay/fixtures/quickstart/model.jsonl --cwd fixtures/quickstart/workspace
+
+test:
+    cargo test
+
+# Everything CI runs.
+ci:
+    bash .ci/run
+
+bench:
+    cargo bench
+
+# Rewrite fixtures/*/expected.jsonl from the current binary; review the diff before committing.
+bless:
+    WORKER_BLESS=1 cargo test --test golden
