@@ -22,6 +22,7 @@ struct Sample {
 }
 
 /// Spawns and waits with wait4, which also reports the child's peak RSS.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
 fn measure(mut cmd: Command, stdin: &[u8]) -> (Sample, i32, Instant) {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::null())
