@@ -17,7 +17,8 @@ fn usage_error(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    // The process may exit (usage error) before reading stdin; a broken pipe is expected.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
     let out = child.wait_with_output().unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
