@@ -3,7 +3,7 @@
 mod support;
 
 use std::io::Write;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::mock_llm::{MockLlm, answer};
@@ -199,4 +199,29 @@ fn a_bom_is_stripped_from_the_prompt() {
     );
     run.assert_code(0);
     assert_eq!(mock.requests()[0].body["messages"][1]["content"], "hello");
+}
+
+#[test]
+fn a_terminal_on_stdin_is_a_usage_error_not_a_wait() {
+    // `script` gives the command a pseudo-terminal as stdin (and stdout).
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("script(1) is not installed; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!("{} run --model dynamo/m", env!("CARGO_BIN_EXE_worker"));
+    let started = Instant::now();
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("worker: empty prompt: pipe the prompt into stdin"),
+        "{text}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
 }
