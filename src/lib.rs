@@ -7,13 +7,15 @@
 //! stdout or stderr itself; the binary (`main.rs`) decides where events and warnings go.
 //!
 //! Subsystems, one folder each: `events` (the wire schema), `llm` (the model client),
-//! `agent` (the loop), `tools` (what the model can do), `config` and `cli`.
+//! `agent` (the loop), `tools` (what the model can do), `dynamo` (the trace bridge), `config`
+//! and `cli`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod dynamo;
 pub mod events;
 pub mod llm;
 pub mod tools;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
-use worker::cli::{Cli, Command, ProcessEnv, build_config, read_prompt};
+use worker::cli::{Cli, Command, ProcessEnv, TraceCommand, build_config, read_prompt};
 use worker::{AbortReason, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
@@ -23,6 +23,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Run(args) => run(&args),
+        Command::Trace(TraceCommand::Perfetto { input, output }) => perfetto(&input, &output),
     };
     // Exit without waiting for blocking tool threads that may still be winding down.
     std::process::exit(code)
@@ -30,7 +31,12 @@ fn main() -> ExitCode {
 
 fn run(args: &worker::cli::RunArgs) -> i32 {
     let config = match build_config(args, &ProcessEnv) {
-        Ok(config) => config,
+        Ok((config, warnings)) => {
+            for warning in &warnings {
+                warn(warning);
+            }
+            config
+        }
         Err(message) => return usage_error(&message),
     };
     let prompt = match read_prompt(args.prompt.as_deref()) {
@@ -53,6 +59,27 @@ fn run(args: &worker::cli::RunArgs) -> i32 {
         }
         result.exit_code
     })
+}
+
+fn perfetto(input: &std::path::Path, output: &std::path::Path) -> i32 {
+    match worker::dynamo::perfetto::convert_file(input, output) {
+        Ok(summary) => {
+            let skipped = match summary.skipped_lines {
+                0 => String::new(),
+                n => format!(", {n} lines skipped"),
+            };
+            let _ = writeln!(
+                std::io::stdout(),
+                "wrote {}: {} slices, {} session(s), {} trajectories{skipped}",
+                output.display(),
+                summary.slices,
+                summary.sessions,
+                summary.trajectories,
+            );
+            0
+        }
+        Err(err) => usage_error(&err.to_string()),
+    }
 }
 
 /// First SIGINT/SIGTERM: abort the run (it ends its stream and exits 130/143). Second: exit now.

@@ -32,6 +32,7 @@ fn streamed_text_ends_with_exit_0_and_a_usage_snapshot() {
         run.outline(),
         [
             "session",
+            "trace_status",
             "agent_start",
             "turn_start",
             "message_start",
@@ -40,6 +41,7 @@ fn streamed_text_ends_with_exit_0_and_a_usage_snapshot() {
             "message_end",
             "turn_end",
             "agent_end",
+            "trace_summary",
             "usage_snapshot"
         ]
     );
@@ -81,7 +83,13 @@ fn the_request_is_a_streaming_chat_completion_with_tools_and_a_fresh_request_id(
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
     assert_eq!(body["max_tokens"], 99);
-    assert!(body.get("nvext").is_none());
+    // The dynamo provider carries the agent identity (auto: body and header).
+    let session = run.events[0]["id"].as_str().unwrap();
+    assert_eq!(
+        body["nvext"]["agent_context"],
+        json!({"session_type_id": "worker", "session_id": session, "trajectory_id": session})
+    );
+    assert_eq!(requests[0].headers["x-dynamo-session-id"], session);
     let tool_names: Vec<&str> = body["tools"]
         .as_array()
         .unwrap()
@@ -256,12 +264,13 @@ fn retries_give_up_after_max_retries_with_a_fatal_http_error() {
         json!({"kind": "http", "message": "HTTP 503: busy"})
     );
     assert_eq!(
-        run.outline()[run.outline().len() - 5..],
+        run.outline()[run.outline().len() - 6..],
         [
             "message_end",
             "turn_end",
             "fatal_error",
             "agent_end",
+            "trace_summary",
             "usage_snapshot"
         ]
     );
@@ -441,8 +450,13 @@ fn max_turns_stops_with_limit_reached_and_exit_3() {
     assert_eq!(limit["turns"], 2);
     assert_eq!(run.first("agent_end")["stopReason"], "max_turns");
     assert_eq!(
-        &run.outline()[run.outline().len() - 3..],
-        ["limit_reached", "agent_end", "usage_snapshot"]
+        &run.outline()[run.outline().len() - 4..],
+        [
+            "limit_reached",
+            "agent_end",
+            "trace_summary",
+            "usage_snapshot"
+        ]
     );
     assert_eq!(mock.requests().len(), 2);
 }
@@ -521,7 +535,16 @@ fn model_discovery_failure_is_fatal_names_the_url_and_does_not_hang() {
         run.first("fatal_error")["error"],
         json!({"kind": "model_discovery", "message": format!("model discovery failed: GET {url}/models: no answer within 2 s")})
     );
-    assert_eq!(run.outline(), ["session", "fatal_error", "usage_snapshot"]);
+    assert_eq!(
+        run.outline(),
+        [
+            "session",
+            "trace_status",
+            "fatal_error",
+            "trace_summary",
+            "usage_snapshot"
+        ]
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ use futures_util::FutureExt;
 use futures_util::future::join_all;
 
 use super::RunControl;
+use super::extension::{Extension, ToolEnding};
 use crate::events::{
     Emitter, Event, Message, TextContent, ToolCall, ToolResult, ToolResultMessage, now_millis,
 };
@@ -25,13 +26,7 @@ pub struct ExecContext<'a> {
     /// The context each call gets (its progress callback is replaced per call).
     pub base: &'a ToolContext,
     pub control: &'a RunControl,
-    pub observer: Option<&'a dyn ToolObserver>,
-}
-
-/// Sees every call start and end (the Dynamo trace tee).
-pub trait ToolObserver: Send + Sync {
-    fn tool_started(&self, call: &ToolCall);
-    fn tool_ended(&self, call: &ToolCall, result: &ToolResult, is_error: bool, cancelled: bool);
+    pub extensions: &'a [Arc<dyn Extension>],
 }
 
 /// Runs the calls and returns their result messages, in call order.
@@ -69,15 +64,23 @@ fn start(ctx: &ExecContext<'_>, call: &ToolCall) {
         tool_name: &call.name,
         args: &call.arguments,
     });
-    if let Some(observer) = ctx.observer {
-        observer.tool_started(call);
+    for extension in ctx.extensions {
+        extension.tool_started(call);
     }
 }
 
 async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
     let started = Instant::now();
     let (result, is_error) = outcome(ctx, call).await;
-    let cancelled = is_error && ctx.control.is_aborted();
+    let ending = ToolEnding {
+        result: &result,
+        is_error,
+        aborted: is_error && ctx.control.is_aborted(),
+        timed_out: result
+            .details
+            .as_ref()
+            .is_some_and(|d| d.get("timedOut") == Some(&serde_json::Value::Bool(true))),
+    };
     ctx.emitter.emit(&Event::ToolExecutionEnd {
         tool_call_id: &call.id,
         tool_name: &call.name,
@@ -85,8 +88,8 @@ async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
         is_error,
         duration_ms: started.elapsed().as_millis() as u64,
     });
-    if let Some(observer) = ctx.observer {
-        observer.tool_ended(call, &result, is_error, cancelled);
+    for extension in ctx.extensions {
+        extension.tool_ended(call, ending);
     }
     ToolResultMessage {
         tool_call_id: call.id.clone(),

@@ -12,11 +12,12 @@ use serde_json::Value;
 
 mod control;
 mod execute;
+mod extension;
 mod prompt;
 mod turn;
 
 pub use control::{AbortReason, RunControl};
-pub use execute::ToolObserver;
+pub use extension::{Exchange, Extension, Finish, StatusLine, ToolEnding};
 pub use prompt::context_files;
 
 use crate::config::{HttpProvider, ModelSource, RunConfig};
@@ -63,12 +64,13 @@ pub mod exit_code {
 
 /// Runs one task to completion. Never writes to stdout or stderr; events go to `sink`.
 pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) -> RunResult {
-    let session_id = uuid::Uuid::now_v7().to_string();
-    let available = if config.tools.builtin {
+    let session_id = config.session_id.clone();
+    let mut available = if config.tools.builtin {
         ToolSet::all_builtin()
     } else {
         Vec::new()
     };
+    available.extend(config.extensions.iter().flat_map(|e| e.tools()));
     let tools = match ToolSet::select(available, config.tools.allow.as_deref()) {
         Ok(tools) => tools,
         Err(message) => return usage_failure(session_id, message),
@@ -78,6 +80,12 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     emitter.on_close(move || control.abort(AbortReason::OutputClosed));
     let cwd = config.cwd.display().to_string();
     emitter.header(&SessionHeader::new(&session_id, &now_rfc3339(), &cwd));
+    for extension in &config.extensions {
+        for line in extension.status() {
+            emit_status(&emitter, &line);
+        }
+        extension.start();
+    }
 
     let timer = config.limits.timeout.map(|timeout| {
         let control = config.control.clone();
@@ -92,6 +100,14 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
         timer.abort();
     }
     result
+}
+
+fn emit_status(emitter: &Emitter, line: &StatusLine) {
+    match line {
+        StatusLine::Extension(status) => emitter.emit(&Event::ExtensionStatus(status)),
+        StatusLine::TraceStatus(value) => emitter.emit(&Event::TraceStatus(value)),
+        StatusLine::TraceSummary(value) => emitter.emit(&Event::TraceSummary(value)),
+    }
 }
 
 fn usage_failure(session_id: String, message: String) -> RunResult {
@@ -144,6 +160,11 @@ impl Session {
             processes: ProcessGroups::default(),
             bash: BashSettings {
                 max_timeout: config.limits.bash_timeout_max,
+                env: config
+                    .extensions
+                    .iter()
+                    .flat_map(|e| e.child_env())
+                    .collect(),
                 ..BashSettings::default()
             },
         };
@@ -170,7 +191,7 @@ impl Session {
             }
             Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
         };
-        self.finish(ending)
+        self.finish(ending).await
     }
 
     /// Picks the transport and the model name (discovering it when asked to).
@@ -265,6 +286,12 @@ impl Session {
             ),
         };
 
+        let decorators: Vec<_> = self
+            .config
+            .extensions
+            .iter()
+            .filter_map(|e| e.decorator())
+            .collect();
         self.emitter.emit(&Event::AgentStart);
         self.agent_started = true;
         let user = Message::User(UserMessage {
@@ -309,7 +336,8 @@ impl Session {
             let ctx = TurnContext {
                 emitter: &self.emitter,
                 transport,
-                decorator: self.config.decorator.as_deref(),
+                decorators: &decorators,
+                extensions: &self.config.extensions,
                 retry: &retry,
                 idle_timeout: self.config.limits.idle_timeout,
                 control: &self.config.control,
@@ -362,7 +390,7 @@ impl Session {
                 tools: &self.tools,
                 base: &self.tool_ctx,
                 control: &self.config.control,
-                observer: None,
+                extensions: &self.config.extensions,
             };
             let results = execute_calls(&exec, &calls).await;
             self.stats.tool_results += results.len() as u32;
@@ -381,7 +409,7 @@ impl Session {
         });
     }
 
-    fn finish(&mut self, ending: Ending) -> RunResult {
+    async fn finish(&mut self, ending: Ending) -> RunResult {
         self.tool_ctx.processes.kill_all();
         let elapsed_ms = self.started.elapsed().as_millis() as u64;
         let (stop_reason, fatal, limit) = match ending {
@@ -424,6 +452,11 @@ impl Session {
                 messages: &self.messages,
                 stop_reason,
             });
+        }
+        for extension in &self.config.extensions {
+            for line in extension.finish().await {
+                emit_status(&self.emitter, &line);
+            }
         }
         self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
         self.emitter

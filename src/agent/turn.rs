@@ -5,12 +5,14 @@
 //! without the stream ever showing a half message. After progress, a failure ends the
 //! message with `stopReason: "error"` and is not retried: its deltas are already out.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::RunControl;
+use super::extension::{Exchange, Extension};
 use crate::events::{
     ASSISTANT_API, AssistantMessage, AssistantMessageEvent, Emitter, Event, Message, StopReason,
     Usage, now_millis,
@@ -26,7 +28,8 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 pub struct TurnContext<'a> {
     pub emitter: &'a Emitter,
     pub transport: &'a dyn Transport,
-    pub decorator: Option<&'a dyn RequestDecorator>,
+    pub decorators: &'a [Arc<dyn RequestDecorator>],
+    pub extensions: &'a [Arc<dyn Extension>],
     pub retry: &'a RetryPolicy,
     pub idle_timeout: Duration,
     pub control: &'a RunControl,
@@ -61,7 +64,7 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
     let mut retries = 0;
     let mut resent = false;
     loop {
-        let request = prepare(ctx.decorator, body);
+        let request = prepare(ctx.decorators, body);
         requests += 1;
         let attempt = attempt(ctx, &request).await;
         let (error, rejected) = match attempt {
@@ -95,8 +98,11 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
             }
             Attempt::FailedEarly(error, rejected) => (error, rejected),
         };
-        if let (Some(decorator), Some((status, text)), false) = (ctx.decorator, &rejected, resent)
-            && decorator.resend_after_rejection(*status, text)
+        if let (Some((status, text)), false) = (&rejected, resent)
+            && ctx
+                .decorators
+                .iter()
+                .any(|d| d.resend_after_rejection(*status, text))
         {
             resent = true;
             continue;
@@ -148,12 +154,12 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
     }
 }
 
-fn prepare(decorator: Option<&dyn RequestDecorator>, body: &Value) -> Request {
+fn prepare(decorators: &[Arc<dyn RequestDecorator>], body: &Value) -> Request {
     let mut request = Request {
         body: body.clone(),
         headers: Vec::new(),
     };
-    if let Some(decorator) = decorator {
+    for decorator in decorators {
         decorator.decorate(&mut request.body, &mut request.headers);
     }
     if request.header("x-request-id").is_none() {
@@ -165,6 +171,8 @@ fn prepare(decorator: Option<&dyn RequestDecorator>, body: &Value) -> Request {
 }
 
 async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
+    let started = Instant::now();
+    let started_unix_ms = now_millis();
     let sent = tokio::select! {
         biased;
         _ = ctx.control.aborted() => return abort_early(ctx),
@@ -180,6 +188,10 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
         let error = LlmError::from_status(response.status, &text, response.retry_after);
         return Attempt::FailedEarly(error, Some((response.status, text)));
     }
+    for decorator in ctx.decorators {
+        decorator.accepted();
+    }
+    let mut ttft_ms = None;
 
     let mut sse = SseStream::new(response.body);
     let mut assembler = Assembler::new();
@@ -217,7 +229,28 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
                     });
                 };
                 assembler.push(chunk, &mut emit);
+                if ttft_ms.is_none() && assembler.has_progress() {
+                    ttft_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+                }
             }
+        }
+    };
+    let report = |assembled: &Assembled| {
+        let exchange = Exchange {
+            x_request_id: request.header("x-request-id").map(str::to_string),
+            response_id: assembled.response_id.clone(),
+            model: assembled
+                .model
+                .clone()
+                .unwrap_or_else(|| ctx.model.to_string()),
+            started_unix_ms,
+            started,
+            ttft_ms,
+            total_ms: started.elapsed().as_secs_f64() * 1000.0,
+            usage: assembled.raw_usage.clone(),
+        };
+        for extension in ctx.extensions {
+            extension.exchange_finished(&exchange);
         }
     };
     match ended {
@@ -229,6 +262,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
                 emitter,
                 None,
             );
+            report(&assembled);
             fill(&mut message, assembled);
             emitter.emit(&Event::MessageEnd {
                 message: &Message::Assistant(message.clone()),
@@ -245,6 +279,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
                 emitter,
                 stop,
             );
+            report(&assembled);
             fill(&mut message, assembled);
             emitter.emit(&Event::MessageEnd {
                 message: &Message::Assistant(message.clone()),

@@ -11,6 +11,9 @@ use crate::config::{
     Endpoint, HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ThinkingLevel,
     ToolSelection, defaults, normalize_base_url, parse_duration,
 };
+pub use crate::config::{Env, ProcessEnv};
+use crate::dynamo::protocol::TraceProtocol;
+use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::llm::fixture::Fixture;
 
 mod prompt;
@@ -45,6 +48,22 @@ pub enum Command {
     /// Run one task: read the prompt from stdin, print events as JSON lines.
     #[command(after_help = EXIT_CODES)]
     Run(Box<RunArgs>),
+    /// Work with Dynamo trace files.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Convert a trace (worker's --trace-file or Dynamo's JSONL sink) to Chrome Trace Event
+    /// JSON for ui.perfetto.dev: one process per session, one track per trajectory.
+    Perfetto {
+        /// The trace, one JSON record per line.
+        input: PathBuf,
+        /// Where to write the Chrome Trace Event JSON.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -125,22 +144,23 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_RECORD", value_name = "FILE")]
     pub record: Option<PathBuf>,
 
+    /// How the Dynamo identity travels: agent (Dynamo 1.2.x body field), request (1.3+
+    /// headers), auto (both, until the server shows which it speaks), off.
+    #[arg(
+        long,
+        env = "DYN_AGENT_TRACE_PROTOCOL",
+        value_enum,
+        default_value = "auto",
+        value_name = "PROTOCOL"
+    )]
+    pub dynamo_trace_protocol: TraceProtocol,
+
+    /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
+    #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]
+    pub trace_file: Option<PathBuf>,
+
     /// Prompt text; stdin, if any, is appended inside <stdin> tags.
     pub prompt: Option<String>,
-}
-
-/// Reads the environment; blank values count as unset.
-pub trait Env {
-    fn get(&self, name: &str) -> Option<String>;
-}
-
-/// The process environment.
-pub struct ProcessEnv;
-
-impl Env for ProcessEnv {
-    fn get(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-    }
 }
 
 /// Variables whose values must never be written to a recording.
@@ -152,7 +172,8 @@ const SECRET_VARS: [&str; 5] = [
     "GITHUB_APP_PRIVATE_KEY",
 ];
 
-pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<RunConfig, String> {
+/// The run's configuration and the warnings found on the way (reported, not fatal).
+pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<String>), String> {
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let model = parse_model(&args.model, env)?;
     let mut config = RunConfig::new(cwd, model);
@@ -202,14 +223,38 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<RunConfig, String> 
         .iter()
         .filter_map(|name| env.get(name))
         .collect();
+    let mut warnings = Vec::new();
+    let decorate = matches!(
+        config.model,
+        ModelSource::Http {
+            provider: HttpProvider::Dynamo,
+            ..
+        }
+    );
+    let (settings, dynamo_warnings) = DynamoSettings::from_env(
+        env,
+        &config.session_id,
+        args.dynamo_trace_protocol,
+        decorate,
+        args.trace_file.clone(),
+    );
+    warnings.extend(dynamo_warnings);
+    if settings.is_active() {
+        let bridge = DynamoBridge::new(settings).map_err(|err| {
+            let path = args.trace_file.as_deref().unwrap_or(Path::new(""));
+            format!("--trace-file {}: {err}", path.display())
+        })?;
+        config.extensions.push(std::sync::Arc::new(bridge));
+    }
     // Checked again by the run; checking here keeps the error a usage error.
-    let available = if config.tools.builtin {
+    let mut available = if config.tools.builtin {
         crate::tools::ToolSet::all_builtin()
     } else {
         Vec::new()
     };
+    available.extend(config.extensions.iter().flat_map(|e| e.tools()));
     crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
-    Ok(config)
+    Ok((config, warnings))
 }
 
 fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, String> {
@@ -285,21 +330,10 @@ fn text_or_file(value: Option<&str>, flag: &str) -> Result<Option<String>, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::config::MapEnv;
 
-    struct MapEnv(HashMap<&'static str, &'static str>);
-
-    impl Env for MapEnv {
-        fn get(&self, name: &str) -> Option<String> {
-            self.0
-                .get(name)
-                .map(|v| v.to_string())
-                .filter(|v| !v.trim().is_empty())
-        }
-    }
-
-    fn env(pairs: &[(&'static str, &'static str)]) -> MapEnv {
-        MapEnv(pairs.iter().copied().collect())
+    fn env(pairs: &[(&str, &str)]) -> MapEnv {
+        MapEnv::from_pairs(pairs)
     }
 
     fn endpoint(source: &ModelSource) -> (&'static str, String, Option<String>, Option<String>) {

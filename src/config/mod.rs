@@ -8,13 +8,47 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::RunControl;
-use crate::llm::RequestDecorator;
+use crate::agent::{Extension, RunControl};
 use crate::llm::fixture::Fixture;
 
 mod duration;
 
 pub use duration::parse_duration;
+
+/// Reads the environment; blank values count as unset.
+pub trait Env {
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+}
+
+/// A fixed environment, for tests and embedding.
+#[derive(Debug, Clone, Default)]
+pub struct MapEnv(pub std::collections::HashMap<String, String>);
+
+impl MapEnv {
+    pub fn from_pairs(pairs: &[(&str, &str)]) -> Self {
+        MapEnv(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+}
+
+impl Env for MapEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        self.0.get(name).filter(|v| !v.trim().is_empty()).cloned()
+    }
+}
 
 /// Defaults for the limits, in one place so `--help` and the code agree.
 pub mod defaults {
@@ -32,6 +66,8 @@ pub mod defaults {
 }
 
 pub struct RunConfig {
+    /// The run's id (UUID v7): the header's `id` and every line's `sessionId`.
+    pub session_id: String,
     /// Working directory for tools and context files; must exist.
     pub cwd: PathBuf,
     pub model: ModelSource,
@@ -46,14 +82,15 @@ pub struct RunConfig {
     pub retain_records: bool,
     /// Values that must never appear in recordings (API keys, tokens).
     pub secrets: Vec<String>,
-    /// Adjusts each model request (the Dynamo identity); the loop does not know what it does.
-    pub decorator: Option<Arc<dyn RequestDecorator>>,
+    /// Subsystems riding along (Dynamo trace bridge, GitHub tools, telemetry).
+    pub extensions: Vec<Arc<dyn Extension>>,
 }
 
 impl RunConfig {
     /// A config with every default, for in-process callers and tests.
     pub fn new(cwd: PathBuf, model: ModelSource) -> Self {
         RunConfig {
+            session_id: uuid::Uuid::now_v7().to_string(),
             cwd,
             model,
             thinking: None,
@@ -64,7 +101,7 @@ impl RunConfig {
             control: RunControl::new(),
             retain_records: true,
             secrets: Vec::new(),
-            decorator: None,
+            extensions: Vec::new(),
         }
     }
 }

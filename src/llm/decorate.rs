@@ -12,4 +12,7 @@ pub trait RequestDecorator: Send + Sync {
     fn resend_after_rejection(&self, _status: u16, _body: &str) -> bool {
         false
     }
+
+    /// Called when the server accepted a request (2xx).
+    fn accepted(&self) {}
 }

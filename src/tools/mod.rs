@@ -80,8 +80,8 @@ pub struct BashSettings {
     pub default_timeout: Duration,
     /// The model's `timeout` is capped to this.
     pub max_timeout: Duration,
-    /// Extra environment for commands (on top of worker's own).
-    pub env: Vec<(String, String)>,
+    /// Environment changes for commands, on top of worker's own: `Some` sets, `None` removes.
+    pub env: Vec<(String, Option<String>)>,
 }
 
 impl Default for BashSettings {

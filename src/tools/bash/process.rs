@@ -28,7 +28,7 @@ pub struct Spawned {
 
 /// Starts `shell -c command` with stdout and stderr on one pipe, so the reader sees both in
 /// the order they were written.
-pub fn spawn(command: &str, cwd: &Path, env: &[(String, String)]) -> io::Result<Spawned> {
+pub fn spawn(command: &str, cwd: &Path, env: &[(String, Option<String>)]) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
     let mut std_cmd = std::process::Command::new(shell());
     std_cmd
@@ -38,8 +38,13 @@ pub fn spawn(command: &str, cwd: &Path, env: &[(String, String)]) -> io::Result<
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
-        .process_group(0)
-        .envs(env.iter().map(|(k, v)| (k, v)));
+        .process_group(0);
+    for (key, value) in env {
+        match value {
+            Some(value) => std_cmd.env(key, value),
+            None => std_cmd.env_remove(key),
+        };
+    }
     let parent = std::process::id() as i32;
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe calls (prctl, getppid, raise), touching no locks or allocations.

@@ -1,0 +1,88 @@
+//! What rides along with a run without the loop knowing what it does: the Dynamo trace bridge,
+//! GitHub tools, telemetry.
+//!
+//! An extension can print status lines after the header, offer tools, shape model requests,
+//! change the environment of processes the run starts, watch model exchanges and tool calls,
+//! and finish (flush, within its own bounded time) with lines printed before
+//! `usage_snapshot`. Every hook has a do-nothing default.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::events::{ExtensionStatus, ToolCall, ToolResult};
+use crate::llm::{RequestDecorator, WireUsage};
+use crate::tools::Tool;
+
+/// A line an extension adds to the stream.
+#[derive(Debug, Clone)]
+pub enum StatusLine {
+    Extension(ExtensionStatus),
+    TraceStatus(Value),
+    TraceSummary(Value),
+}
+
+/// One model request that got a successful response, as measured by the loop.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub x_request_id: Option<String>,
+    /// The server's response id (`chatcmpl-...`), when it sent one.
+    pub response_id: Option<String>,
+    pub model: String,
+    pub started_unix_ms: u64,
+    pub started: Instant,
+    pub ttft_ms: Option<f64>,
+    pub total_ms: f64,
+    pub usage: Option<WireUsage>,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolEnding<'a> {
+    pub result: &'a ToolResult,
+    pub is_error: bool,
+    /// Stopped by an abort or the run's timeout.
+    pub aborted: bool,
+    /// Stopped by the tool's own timeout (bash).
+    pub timed_out: bool,
+}
+
+pub type Finish<'a> = Pin<Box<dyn Future<Output = Vec<StatusLine>> + Send + 'a>>;
+
+pub trait Extension: Send + Sync {
+    /// Lines printed right after the header.
+    fn status(&self) -> Vec<StatusLine> {
+        Vec::new()
+    }
+
+    /// Tools offered to the model (still subject to `--tools`).
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        Vec::new()
+    }
+
+    fn decorator(&self) -> Option<Arc<dyn RequestDecorator>> {
+        None
+    }
+
+    /// Environment changes for processes the run starts: `Some` sets, `None` removes.
+    fn child_env(&self) -> Vec<(String, Option<String>)> {
+        Vec::new()
+    }
+
+    /// Called inside the async runtime before the first model request.
+    fn start(&self) {}
+
+    fn exchange_finished(&self, _exchange: &Exchange) {}
+
+    fn tool_started(&self, _call: &ToolCall) {}
+
+    fn tool_ended(&self, _call: &ToolCall, _ending: ToolEnding<'_>) {}
+
+    /// Called once at the end; the lines are printed before `usage_snapshot`.
+    fn finish(&self) -> Finish<'_> {
+        Box::pin(async { Vec::new() })
+    }
+}

@@ -1,0 +1,381 @@
+//! The Dynamo trace bridge: one Dynamo trace shows both halves of an agent task.
+//!
+//! - Channel A ([`decorate`]): every model request to the `dynamo` provider carries the
+//!   agent identity ([`identity`]), in the body (Dynamo 1.2.x), in headers (1.3+), or both
+//!   until the server shows which it speaks ([`protocol`]).
+//! - Channel B ([`relay`]): every tool call becomes a start and a terminal record sent to
+//!   Dynamo's ZeroMQ ingest ([`records`]), best effort, never slowing the run.
+//! - `--trace-file` ([`trace_file`]): the same records, plus a `request_end` per model request
+//!   measured by worker, written locally in Dynamo's trace format; [`perfetto`] turns such a
+//!   trace (or Dynamo's own) into a Chrome/Perfetto timeline.
+//!
+//! Settings come from `DYN_AGENT_*` variables (see [`DynamoSettings::from_env`]).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+pub mod decorate;
+pub mod identity;
+pub mod perfetto;
+pub mod protocol;
+pub mod records;
+pub mod relay;
+pub mod trace_file;
+
+use crate::agent::{Exchange, Extension, Finish, StatusLine, ToolEnding};
+use crate::config::Env;
+use crate::events::{ToolCall, now_millis};
+use crate::llm::RequestDecorator;
+use decorate::IdentityDecorator;
+use identity::AgentIdentity;
+use protocol::{ProtocolState, Resolved, TraceProtocol};
+use records::{
+    AgentTraceRecord, EventType, RequestMetrics, RequestTraceIngress, ToolEvent, ToolStatus,
+};
+use relay::Relay;
+use trace_file::TraceFile;
+
+pub const DEFAULT_TOPIC: &str = "agent-tool-events";
+pub const DEFAULT_QUEUE_CAPACITY: usize = 10_000;
+/// How long queued tool events may take to leave at the end of a run.
+pub const RELAY_LINGER: Duration = Duration::from_millis(250);
+
+const ENDPOINT_VARS: [&str; 3] = [
+    "DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT",
+    "DYN_AGENT_TRACE_TOOL_ZMQ_ENDPOINT",
+    "DYN_AGENT_TRACE_TOOL_EVENTS_ZMQ_ENDPOINT",
+];
+const TOPIC_VARS: [&str; 3] = [
+    "DYN_AGENT_TOOL_EVENTS_ZMQ_TOPIC",
+    "DYN_AGENT_TRACE_TOOL_ZMQ_TOPIC",
+    "DYN_AGENT_TRACE_TOOL_EVENTS_ZMQ_TOPIC",
+];
+const CAPACITY_VAR: &str = "DYN_AGENT_TOOL_EVENTS_QUEUE_CAPACITY";
+
+#[derive(Debug, Clone)]
+pub struct ToolEventSettings {
+    pub endpoint: String,
+    pub topic: String,
+    pub capacity: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct DynamoSettings {
+    pub protocol: TraceProtocol,
+    pub identity: AgentIdentity,
+    /// The subagent bridge rewrote the identity.
+    pub bridged: bool,
+    /// Channel A applies (the model provider is Dynamo).
+    pub decorate_requests: bool,
+    pub tool_events: Option<ToolEventSettings>,
+    pub trace_file: Option<PathBuf>,
+}
+
+impl DynamoSettings {
+    /// Reads the bridge's environment. Problems that should not stop a run (a bad queue
+    /// capacity) come back as warnings.
+    pub fn from_env(
+        env: &dyn Env,
+        run_session_id: &str,
+        protocol: TraceProtocol,
+        decorate_requests: bool,
+        trace_file: Option<PathBuf>,
+    ) -> (DynamoSettings, Vec<String>) {
+        let mut warnings = Vec::new();
+        let (identity, bridged) = AgentIdentity::resolve(env, run_session_id);
+        let first = |names: &[&str]| names.iter().find_map(|name| env.get(name));
+        let endpoint = first(&ENDPOINT_VARS).map(|e| e.trim().to_string()).filter(|endpoint| {
+            let valid = <zeromq::Endpoint as std::str::FromStr>::from_str(endpoint).is_ok();
+            if !valid {
+                warnings.push(format!(
+                    "tool events disabled: '{endpoint}' is not a ZeroMQ endpoint (e.g. tcp://127.0.0.1:20390)"
+                ));
+            }
+            valid
+        });
+        let tool_events = endpoint.map(|endpoint| {
+            let capacity = match env.get(CAPACITY_VAR) {
+                None => DEFAULT_QUEUE_CAPACITY,
+                Some(raw) => raw.trim().parse::<usize>().ok().filter(|n| *n > 0).unwrap_or_else(|| {
+                    warnings.push(format!(
+                        "{CAPACITY_VAR}={raw} is not a positive integer; using {DEFAULT_QUEUE_CAPACITY}"
+                    ));
+                    DEFAULT_QUEUE_CAPACITY
+                }),
+            };
+            ToolEventSettings {
+                endpoint,
+                topic: first(&TOPIC_VARS).unwrap_or_else(|| DEFAULT_TOPIC.to_string()),
+                capacity,
+            }
+        });
+        let settings = DynamoSettings {
+            protocol,
+            identity,
+            bridged,
+            decorate_requests,
+            tool_events,
+            trace_file,
+        };
+        (settings, warnings)
+    }
+
+    /// Whether the bridge has anything to do in this run.
+    pub fn is_active(&self) -> bool {
+        self.decorate_requests || self.tool_events.is_some() || self.trace_file.is_some()
+    }
+}
+
+/// The bridge as a run extension.
+pub struct DynamoBridge {
+    settings: DynamoSettings,
+    protocol: Arc<ProtocolState>,
+    decorator: Option<Arc<CountingDecorator>>,
+    relay: OnceLock<Relay>,
+    relay_error: Mutex<Option<String>>,
+    trace: Option<TraceFile>,
+    /// Start times of running tool calls: monotonic (for durations) and wall clock.
+    started: Mutex<HashMap<String, (Instant, u64)>>,
+}
+
+impl DynamoBridge {
+    /// Opens the trace file, if any (its error is the caller's to report).
+    pub fn new(settings: DynamoSettings) -> std::io::Result<DynamoBridge> {
+        let trace = settings
+            .trace_file
+            .as_deref()
+            .map(TraceFile::create)
+            .transpose()?;
+        let protocol = Arc::new(ProtocolState::new(settings.protocol));
+        let decorator = settings.decorate_requests.then(|| {
+            Arc::new(CountingDecorator {
+                inner: IdentityDecorator::new(settings.identity.clone(), protocol.clone()),
+                sent: AtomicU64::new(0),
+            })
+        });
+        Ok(DynamoBridge {
+            settings,
+            protocol,
+            decorator,
+            relay: OnceLock::new(),
+            relay_error: Mutex::new(None),
+            trace,
+            started: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn publish(&self, event_type: EventType, time: u64, tool: &ToolEvent) {
+        let identity = &self.settings.identity;
+        if let Some(trace) = &self.trace {
+            trace.write(&AgentTraceRecord::tool(event_type, time, identity, tool));
+        }
+        let Some(relay) = self.relay.get() else {
+            return;
+        };
+        let encoded = match self.protocol.for_tool_records() {
+            Some(Resolved::Agent) => {
+                records::to_msgpack(&AgentTraceRecord::tool(event_type, time, identity, tool))
+            }
+            Some(Resolved::Request) => {
+                records::to_msgpack(&RequestTraceIngress::tool(event_type, time, identity, tool))
+            }
+            None => return,
+        };
+        if let Ok(payload) = encoded {
+            relay.publish(payload);
+        }
+    }
+}
+
+/// The identity decorator, counting the requests it shaped.
+struct CountingDecorator {
+    inner: IdentityDecorator,
+    sent: AtomicU64,
+}
+
+impl RequestDecorator for CountingDecorator {
+    fn decorate(&self, body: &mut serde_json::Value, headers: &mut Vec<(String, String)>) {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        self.inner.decorate(body, headers);
+    }
+
+    fn resend_after_rejection(&self, status: u16, body: &str) -> bool {
+        self.inner.resend_after_rejection(status, body)
+    }
+
+    fn accepted(&self) {
+        self.inner.accepted();
+    }
+}
+
+impl Extension for DynamoBridge {
+    fn status(&self) -> Vec<StatusLine> {
+        let tool_events = self.settings.tool_events.as_ref().map(
+            |t| json!({"endpoint": t.endpoint, "topic": t.topic, "queueCapacity": t.capacity}),
+        );
+        let mut status = json!({
+            "protocol": self.settings.protocol,
+            "agentContext": self.settings.identity,
+            "subagentBridge": self.settings.bridged,
+            "toolEvents": tool_events,
+            "traceFile": self.settings.trace_file,
+        });
+        if let Some(resolved) = self.protocol.resolved() {
+            status["resolvedProtocol"] = json!(resolved);
+        }
+        vec![StatusLine::TraceStatus(status)]
+    }
+
+    fn decorator(&self) -> Option<Arc<dyn RequestDecorator>> {
+        self.decorator
+            .clone()
+            .map(|d| d as Arc<dyn RequestDecorator>)
+    }
+
+    fn child_env(&self) -> Vec<(String, Option<String>)> {
+        self.settings.identity.child_env()
+    }
+
+    fn start(&self) {
+        let Some(settings) = &self.settings.tool_events else {
+            return;
+        };
+        match Relay::start(&settings.endpoint, &settings.topic, settings.capacity) {
+            Ok(relay) => {
+                let _ = self.relay.set(relay);
+            }
+            Err(err) => {
+                *self.relay_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(err);
+            }
+        }
+    }
+
+    fn exchange_finished(&self, exchange: &Exchange) {
+        let Some(trace) = &self.trace else { return };
+        let usage = exchange.usage.as_ref();
+        let request_id = exchange
+            .response_id
+            .as_deref()
+            .map(|id| id.strip_prefix("chatcmpl-").unwrap_or(id).to_string())
+            .or_else(|| exchange.x_request_id.clone())
+            .unwrap_or_default();
+        let metrics = RequestMetrics {
+            request_id,
+            x_request_id: exchange.x_request_id.clone(),
+            model: exchange.model.clone(),
+            input_tokens: usage.map(|u| u.prompt_tokens),
+            output_tokens: usage.map(|u| u.completion_tokens),
+            cached_tokens: usage.map(|u| u.cached()),
+            request_received_ms: Some(exchange.started_unix_ms),
+            ttft_ms: exchange.ttft_ms,
+            total_time_ms: Some(exchange.total_ms),
+        };
+        trace.write(&AgentTraceRecord {
+            schema: records::AGENT_SCHEMA,
+            event_type: EventType::RequestEnd,
+            event_time_unix_ms: exchange.started_unix_ms + exchange.total_ms.round() as u64,
+            event_source: "harness",
+            agent_context: &self.settings.identity,
+            request: Some(metrics),
+            tool: None,
+        });
+    }
+
+    fn tool_started(&self, call: &ToolCall) {
+        let now = now_millis();
+        self.started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(call.id.clone(), (Instant::now(), now));
+        let event = ToolEvent {
+            tool_call_id: call.id.clone(),
+            tool_class: records::tool_class(&call.name),
+            started_at_unix_ms: Some(now),
+            ended_at_unix_ms: None,
+            status: Some(ToolStatus::Running),
+            duration_ms: None,
+            output_bytes: None,
+            error_type: None,
+        };
+        self.publish(EventType::ToolStart, now, &event);
+    }
+
+    fn tool_ended(&self, call: &ToolCall, ending: ToolEnding<'_>) {
+        let now = now_millis();
+        let start = self
+            .started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&call.id);
+        let (started_at, duration_ms) = match start {
+            Some((instant, wall)) => (
+                wall,
+                (instant.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
+            ),
+            None => (now, 0.0),
+        };
+        let (event_type, status, error_type) = if ending.aborted || ending.timed_out {
+            let kind = if ending.timed_out {
+                "timeout"
+            } else {
+                "aborted"
+            };
+            (
+                EventType::ToolError,
+                ToolStatus::Cancelled,
+                Some(kind.to_string()),
+            )
+        } else if ending.is_error {
+            (
+                EventType::ToolError,
+                ToolStatus::Error,
+                Some("tool_error".to_string()),
+            )
+        } else {
+            (EventType::ToolEnd, ToolStatus::Succeeded, None)
+        };
+        let event = ToolEvent {
+            tool_call_id: call.id.clone(),
+            tool_class: records::tool_class(&call.name),
+            started_at_unix_ms: Some(started_at),
+            ended_at_unix_ms: Some(now),
+            status: Some(status),
+            duration_ms: Some(duration_ms),
+            output_bytes: Some(ending.result.text().len() as u64),
+            error_type,
+        };
+        self.publish(event_type, now, &event);
+    }
+
+    fn finish(&self) -> Finish<'_> {
+        Box::pin(async move {
+            let counts = match self.relay.get() {
+                Some(relay) => Some(relay.close(RELAY_LINGER).await),
+                None => None,
+            };
+            let mut summary = json!({
+                "resolvedProtocol": self.protocol.resolved(),
+                "llmRequests": self.decorator.as_ref().map_or(0, |d| d.sent.load(Ordering::SeqCst)),
+                "toolEventsSent": counts.map_or(0, |c| c.sent),
+                "toolEventsDropped": counts.map_or(0, |c| c.dropped),
+            });
+            if let Some(error) = self
+                .relay_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+            {
+                summary["toolEventsError"] = json!(error);
+            }
+            if let Some(error) = self.trace.as_ref().and_then(TraceFile::error) {
+                summary["traceFileError"] = json!(error);
+            }
+            vec![StatusLine::TraceSummary(summary)]
+        })
+    }
+}

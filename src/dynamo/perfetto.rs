@@ -1,0 +1,327 @@
+//! `worker trace perfetto`: a Dynamo trace (worker's `--trace-file`, or Dynamo's own JSONL
+//! sink) as Chrome Trace Event JSON, which ui.perfetto.dev and chrome://tracing open.
+//!
+//! One process per session, one track (thread) per trajectory, so a subagent is its own
+//! track beside its parent's; model requests and tool calls are slices on their trajectory's
+//! track. Tool slices come from the terminal record (which carries start and duration); a
+//! `tool_start` without a terminal record becomes an instant marker. Both record schemas are
+//! read: `dynamo.agent.trace.v1` (session and trajectory ids) and `dynamo.request.trace.v1`
+//! (session ids only, shown under one process).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::records::{AGENT_SCHEMA, REQUEST_SCHEMA};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PerfettoError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub slices: usize,
+    pub sessions: usize,
+    pub trajectories: usize,
+    pub skipped_lines: usize,
+}
+
+pub fn convert_file(input: &Path, output: &Path) -> Result<Summary, PerfettoError> {
+    let text = std::fs::read_to_string(input).map_err(|source| PerfettoError::Read {
+        path: input.display().to_string(),
+        source,
+    })?;
+    let (trace, summary) = convert(&text);
+    let bytes = serde_json::to_vec(&trace).unwrap_or_default();
+    std::fs::write(output, bytes).map_err(|source| PerfettoError::Write {
+        path: output.display().to_string(),
+        source,
+    })?;
+    Ok(summary)
+}
+
+/// Where a record belongs: (session, trajectory, parent trajectory).
+struct Place {
+    session: String,
+    trajectory: String,
+    parent: Option<String>,
+}
+
+#[derive(Default)]
+struct Tracks {
+    sessions: Vec<String>,
+    /// (session index, trajectory) → (tid, parent)
+    trajectories: Vec<(usize, String, Option<String>)>,
+}
+
+impl Tracks {
+    fn ids(&mut self, place: &Place) -> (usize, usize) {
+        let pid = match self.sessions.iter().position(|s| *s == place.session) {
+            Some(i) => i,
+            None => {
+                self.sessions.push(place.session.clone());
+                self.sessions.len() - 1
+            }
+        };
+        let tid = match self
+            .trajectories
+            .iter()
+            .position(|(p, t, _)| *p == pid && *t == place.trajectory)
+        {
+            Some(i) => {
+                if self.trajectories[i].2.is_none() {
+                    self.trajectories[i].2 = place.parent.clone();
+                }
+                i
+            }
+            None => {
+                self.trajectories
+                    .push((pid, place.trajectory.clone(), place.parent.clone()));
+                self.trajectories.len() - 1
+            }
+        };
+        (pid + 1, tid + 1)
+    }
+}
+
+pub fn convert(text: &str) -> (Value, Summary) {
+    let mut tracks = Tracks::default();
+    let mut events: Vec<Value> = Vec::new();
+    let mut open_starts: HashMap<(usize, usize, String), (f64, String)> = HashMap::new();
+    let mut summary = Summary::default();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            summary.skipped_lines += 1;
+            continue;
+        };
+        let record = value.get("event").unwrap_or(&value);
+        let Some(place) = place(record) else {
+            summary.skipped_lines += 1;
+            continue;
+        };
+        let (pid, tid) = tracks.ids(&place);
+        let event_type = record["event_type"].as_str().unwrap_or("");
+        let event_time = record["event_time_unix_ms"].as_f64().unwrap_or(0.0);
+        match event_type {
+            "request_end" => {
+                let request = &record["request"];
+                let total = request["total_time_ms"].as_f64().unwrap_or(0.0);
+                let start = request["request_received_ms"]
+                    .as_f64()
+                    .unwrap_or(event_time - total);
+                let model = request["model"].as_str().unwrap_or("model");
+                events.push(slice(
+                    pid,
+                    tid,
+                    "llm",
+                    &format!("llm {}", short_model(model)),
+                    start,
+                    total,
+                    request.clone(),
+                ));
+            }
+            "tool_start" => {
+                let tool = &record["tool"];
+                let id = tool["tool_call_id"].as_str().unwrap_or("").to_string();
+                let start = tool["started_at_unix_ms"].as_f64().unwrap_or(event_time);
+                let class = tool["tool_class"].as_str().unwrap_or("tool").to_string();
+                open_starts.insert((pid, tid, id), (start, class));
+            }
+            "tool_end" | "tool_error" => {
+                let tool = &record["tool"];
+                let id = tool["tool_call_id"].as_str().unwrap_or("").to_string();
+                let opened = open_starts.remove(&(pid, tid, id));
+                let start = tool["started_at_unix_ms"]
+                    .as_f64()
+                    .or(opened.as_ref().map(|(s, _)| *s))
+                    .unwrap_or(event_time);
+                let duration = tool["duration_ms"]
+                    .as_f64()
+                    .unwrap_or(event_time - start)
+                    .max(0.0);
+                let class = tool["tool_class"].as_str().unwrap_or("tool");
+                events.push(slice(
+                    pid,
+                    tid,
+                    "tool",
+                    class,
+                    start,
+                    duration,
+                    tool.clone(),
+                ));
+            }
+            _ => summary.skipped_lines += 1,
+        }
+    }
+    for ((pid, tid, id), (start, class)) in open_starts {
+        events.push(json!({
+            "ph": "i", "s": "t", "cat": "tool", "name": format!("{class} (no end record)"),
+            "ts": start * 1000.0, "pid": pid, "tid": tid, "args": {"tool_call_id": id},
+        }));
+    }
+    summary.slices = events.len();
+    events.sort_by(|a, b| {
+        a["ts"]
+            .as_f64()
+            .unwrap_or(0.0)
+            .total_cmp(&b["ts"].as_f64().unwrap_or(0.0))
+    });
+    let mut metadata = Vec::new();
+    for (i, session) in tracks.sessions.iter().enumerate() {
+        metadata.push(json!({"ph": "M", "name": "process_name", "pid": i + 1, "args": {"name": format!("session {session}")}}));
+    }
+    for (i, (pid, trajectory, parent)) in tracks.trajectories.iter().enumerate() {
+        let name = match parent {
+            Some(parent) => format!("{trajectory} (parent {parent})"),
+            None => trajectory.clone(),
+        };
+        metadata.push(json!({"ph": "M", "name": "thread_name", "pid": pid + 1, "tid": i + 1, "args": {"name": name}}));
+        metadata.push(json!({"ph": "M", "name": "thread_sort_index", "pid": pid + 1, "tid": i + 1, "args": {"sort_index": i}}));
+    }
+    summary.sessions = tracks.sessions.len();
+    summary.trajectories = tracks.trajectories.len();
+    metadata.extend(events);
+    (
+        json!({"traceEvents": metadata, "displayTimeUnit": "ms"}),
+        summary,
+    )
+}
+
+fn place(record: &Value) -> Option<Place> {
+    let context = &record["agent_context"];
+    match record["schema"].as_str()? {
+        AGENT_SCHEMA => Some(Place {
+            session: context["session_id"].as_str()?.to_string(),
+            trajectory: context["trajectory_id"].as_str()?.to_string(),
+            parent: context["parent_trajectory_id"].as_str().map(str::to_string),
+        }),
+        REQUEST_SCHEMA => {
+            // Full records carry agent_context; flat tool ingress records carry session_id.
+            let session = context["session_id"]
+                .as_str()
+                .or(record["session_id"].as_str());
+            let parent = context["parent_session_id"]
+                .as_str()
+                .or(record["parent_session_id"].as_str());
+            Some(Place {
+                session: "dynamo".to_string(),
+                trajectory: session.unwrap_or("(no session)").to_string(),
+                parent: parent.map(str::to_string),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn slice(
+    pid: usize,
+    tid: usize,
+    category: &str,
+    name: &str,
+    start_ms: f64,
+    duration_ms: f64,
+    args: Value,
+) -> Value {
+    json!({
+        "ph": "X", "cat": category, "name": name,
+        "ts": start_ms * 1000.0, "dur": duration_ms * 1000.0,
+        "pid": pid, "tid": tid, "args": args,
+    })
+}
+
+/// The last path component of a model id (`/models/qwen` → `qwen`).
+fn short_model(model: &str) -> &str {
+    model
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(trajectory: &str, parent: Option<&str>) -> Value {
+        let mut c =
+            json!({"session_type_id": "worker", "session_id": "S", "trajectory_id": trajectory});
+        if let Some(p) = parent {
+            c["parent_trajectory_id"] = json!(p);
+        }
+        c
+    }
+
+    #[test]
+    fn requests_and_tools_become_slices_on_their_trajectory_tracks() {
+        let lines = [
+            json!({"timestamp": 1, "event": {"schema": AGENT_SCHEMA, "event_type": "request_end", "event_time_unix_ms": 1030, "event_source": "dynamo", "agent_context": ctx("root", None), "request": {"request_id": "r", "model": "/models/tiny", "request_received_ms": 1000, "total_time_ms": 30.0}}}),
+            json!({"timestamp": 2, "event": {"schema": AGENT_SCHEMA, "event_type": "tool_start", "event_time_unix_ms": 1040, "event_source": "harness", "agent_context": ctx("root", None), "tool": {"tool_call_id": "c1", "tool_class": "bash", "started_at_unix_ms": 1040, "status": "running"}}}),
+            json!({"timestamp": 3, "event": {"schema": AGENT_SCHEMA, "event_type": "tool_end", "event_time_unix_ms": 1050, "event_source": "harness", "agent_context": ctx("root", None), "tool": {"tool_call_id": "c1", "tool_class": "bash", "started_at_unix_ms": 1040, "ended_at_unix_ms": 1050, "status": "succeeded", "duration_ms": 10.0}}}),
+            json!({"timestamp": 4, "event": {"schema": AGENT_SCHEMA, "event_type": "tool_start", "event_time_unix_ms": 1060, "event_source": "harness", "agent_context": ctx("child", Some("root")), "tool": {"tool_call_id": "c2", "tool_class": "read", "started_at_unix_ms": 1060, "status": "running"}}}),
+        ];
+        let text: String =
+            lines.iter().map(|l| format!("{l}\n")).collect::<String>() + "not json\n";
+        let (trace, summary) = convert(&text);
+        assert_eq!(
+            summary,
+            Summary {
+                slices: 3,
+                sessions: 1,
+                trajectories: 2,
+                skipped_lines: 1
+            }
+        );
+        let events = trace["traceEvents"].as_array().unwrap();
+        let names: Vec<&str> = events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["root", "child (parent root)"]);
+        let slices: Vec<(&str, f64, f64, u64)> = events
+            .iter()
+            .filter(|e| e["ph"] != "M")
+            .map(|e| {
+                (
+                    e["name"].as_str().unwrap(),
+                    e["ts"].as_f64().unwrap(),
+                    e["dur"].as_f64().unwrap_or(-1.0),
+                    e["tid"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            slices,
+            [
+                ("llm tiny", 1_000_000.0, 30_000.0, 1),
+                ("bash", 1_040_000.0, 10_000.0, 1),
+                ("read (no end record)", 1_060_000.0, -1.0, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn request_trace_rows_are_grouped_by_session_id() {
+        let row = json!({"timestamp": 5, "event": {"schema": REQUEST_SCHEMA, "event_type": "request_end", "event_time_unix_ms": 2005, "event_source": "dynamo", "agent_context": {"session_id": "traj-a", "parent_session_id": "traj-0"}, "request": {"request_id": "x", "model": "m", "request_received_ms": 2000, "total_time_ms": 5.0}}});
+        let (trace, summary) = convert(&format!("{row}\n"));
+        assert_eq!(summary.trajectories, 1);
+        let thread = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "thread_name")
+            .unwrap();
+        assert_eq!(thread["args"]["name"], "traj-a (parent traj-0)");
+    }
+}

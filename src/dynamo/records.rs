@@ -1,0 +1,256 @@
+//! Trace records in Dynamo's wire shapes.
+//!
+//! Tool events go to Dynamo's ZeroMQ ingest as msgpack maps with named keys (array encoding
+//! would misalign fields once optional ones are skipped, and Dynamo drops such records), in
+//! one of two shapes:
+//! - `dynamo.agent.trace.v1` (Dynamo 1.2.x): the full record, `event_source: "harness"` and
+//!   the whole `agent_context`;
+//! - `dynamo.request.trace.v1` (Dynamo 1.3+): a flat ingress record with `session_id` (the
+//!   trajectory) and `parent_session_id`; Dynamo fills in the rest.
+//!
+//! Terminal tool records are self-contained (start, end and duration), because Dynamo's trace
+//! bus may drop the `tool_start`. The local trace file (`--trace-file`) uses the v1 record
+//! for everything, including the `request_end` rows worker measures itself.
+
+use serde::Serialize;
+
+use super::identity::AgentIdentity;
+
+pub const AGENT_SCHEMA: &str = "dynamo.agent.trace.v1";
+pub const REQUEST_SCHEMA: &str = "dynamo.request.trace.v1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventType {
+    RequestEnd,
+    ToolStart,
+    ToolEnd,
+    ToolError,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Running,
+    Succeeded,
+    Error,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolEvent {
+    pub tool_call_id: String,
+    pub tool_class: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at_unix_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at_unix_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ToolStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+}
+
+/// A model request as worker measured it (the `request` of a `request_end` row).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestMetrics {
+    pub request_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub x_request_id: Option<String>,
+    pub model: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_received_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_time_ms: Option<f64>,
+}
+
+/// `dynamo.agent.trace.v1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentTraceRecord<'a> {
+    pub schema: &'static str,
+    pub event_type: EventType,
+    pub event_time_unix_ms: u64,
+    pub event_source: &'static str,
+    pub agent_context: &'a AgentIdentity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestMetrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a ToolEvent>,
+}
+
+/// `dynamo.request.trace.v1` tool-event ingress.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestTraceIngress<'a> {
+    pub schema: &'static str,
+    pub event_type: EventType,
+    pub event_time_unix_ms: u64,
+    pub session_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<&'a str>,
+    pub tool: &'a ToolEvent,
+}
+
+impl<'a> AgentTraceRecord<'a> {
+    pub fn tool(
+        event_type: EventType,
+        time: u64,
+        identity: &'a AgentIdentity,
+        tool: &'a ToolEvent,
+    ) -> Self {
+        AgentTraceRecord {
+            schema: AGENT_SCHEMA,
+            event_type,
+            event_time_unix_ms: time,
+            event_source: "harness",
+            agent_context: identity,
+            request: None,
+            tool: Some(tool),
+        }
+    }
+}
+
+impl<'a> RequestTraceIngress<'a> {
+    pub fn tool(
+        event_type: EventType,
+        time: u64,
+        identity: &'a AgentIdentity,
+        tool: &'a ToolEvent,
+    ) -> Self {
+        RequestTraceIngress {
+            schema: REQUEST_SCHEMA,
+            event_type,
+            event_time_unix_ms: time,
+            session_id: &identity.trajectory_id,
+            parent_session_id: identity.parent_trajectory_id.as_deref(),
+            tool,
+        }
+    }
+}
+
+/// Msgpack with field names (maps, not arrays), as Dynamo's decoder needs.
+pub fn to_msgpack<T: Serialize>(record: &T) -> Result<Vec<u8>, rmp_serde::encode::Error> {
+    rmp_serde::to_vec_named(record)
+}
+
+/// The tool's family: its name up to the first `---` or `/` (`mcp/server.tool` → `mcp`).
+pub fn tool_class(name: &str) -> String {
+    let head = name.split("---").next().unwrap_or(name);
+    let head = head.split('/').next().unwrap_or(head);
+    if head.is_empty() {
+        "unknown".to_string()
+    } else {
+        head.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn identity(parent: Option<&str>) -> AgentIdentity {
+        AgentIdentity {
+            session_type_id: "worker".into(),
+            session_id: "s".into(),
+            trajectory_id: "t".into(),
+            parent_trajectory_id: parent.map(str::to_string),
+        }
+    }
+
+    fn end_event() -> ToolEvent {
+        ToolEvent {
+            tool_call_id: "call-1".into(),
+            tool_class: "bash".into(),
+            started_at_unix_ms: Some(1000),
+            ended_at_unix_ms: Some(1005),
+            status: Some(ToolStatus::Succeeded),
+            duration_ms: Some(5.25),
+            output_bytes: Some(4),
+            error_type: None,
+        }
+    }
+
+    /// Decodes msgpack into a JSON value to compare whole records.
+    fn decode(bytes: &[u8]) -> Value {
+        rmp_serde::from_slice(bytes).unwrap()
+    }
+
+    #[test]
+    fn v1_records_are_msgpack_maps_with_named_keys_and_no_empty_options() {
+        let id = identity(None);
+        let tool = end_event();
+        let bytes = to_msgpack(&AgentTraceRecord::tool(
+            EventType::ToolEnd,
+            1005,
+            &id,
+            &tool,
+        ))
+        .unwrap();
+        // A fixmap marker (0x80..0x8f), not an array (0x90..0x9f).
+        assert_eq!(bytes[0] & 0xf0, 0x80, "map expected, got {:#x}", bytes[0]);
+        assert_eq!(
+            decode(&bytes),
+            json!({
+                "schema": "dynamo.agent.trace.v1",
+                "event_type": "tool_end",
+                "event_time_unix_ms": 1005,
+                "event_source": "harness",
+                "agent_context": {"session_type_id": "worker", "session_id": "s", "trajectory_id": "t"},
+                "tool": {"tool_call_id": "call-1", "tool_class": "bash", "started_at_unix_ms": 1000,
+                         "ended_at_unix_ms": 1005, "status": "succeeded", "duration_ms": 5.25, "output_bytes": 4}
+            })
+        );
+    }
+
+    #[test]
+    fn request_trace_ingress_is_flat_with_the_trajectory_as_session() {
+        let id = identity(Some("parent"));
+        let tool = ToolEvent {
+            status: Some(ToolStatus::Running),
+            ended_at_unix_ms: None,
+            duration_ms: None,
+            output_bytes: None,
+            ..end_event()
+        };
+        let bytes = to_msgpack(&RequestTraceIngress::tool(
+            EventType::ToolStart,
+            1000,
+            &id,
+            &tool,
+        ))
+        .unwrap();
+        assert_eq!(
+            decode(&bytes),
+            json!({
+                "schema": "dynamo.request.trace.v1",
+                "event_type": "tool_start",
+                "event_time_unix_ms": 1000,
+                "session_id": "t",
+                "parent_session_id": "parent",
+                "tool": {"tool_call_id": "call-1", "tool_class": "bash", "started_at_unix_ms": 1000, "status": "running"}
+            })
+        );
+    }
+
+    #[test]
+    fn tool_classes_cut_at_the_first_separator() {
+        assert_eq!(tool_class("agent_tools---search"), "agent_tools");
+        assert_eq!(tool_class("mcp/server.tool"), "mcp");
+        assert_eq!(tool_class("bash"), "bash");
+        assert_eq!(tool_class("github_get_issue"), "github_get_issue");
+        assert_eq!(tool_class(""), "unknown");
+        assert_eq!(tool_class("/x"), "unknown");
+    }
+}

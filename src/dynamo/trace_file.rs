@@ -1,0 +1,58 @@
+//! `--trace-file`: the run's own trace in Dynamo's JSONL format, no Dynamo needed.
+//!
+//! Each line is Dynamo's recorder envelope, `{"timestamp":<ms since the file was opened>,
+//! "event":<dynamo.agent.trace.v1 record>}`, so the tools that read Dynamo's traces (its
+//! Perfetto and Mooncake converters, `worker trace perfetto`) read these too.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::Serialize;
+
+pub struct TraceFile {
+    writer: Mutex<BufWriter<File>>,
+    opened: Instant,
+    error: Mutex<Option<String>>,
+}
+
+#[derive(Serialize)]
+struct Envelope<'a, T> {
+    timestamp: u64,
+    event: &'a T,
+}
+
+impl TraceFile {
+    pub fn create(path: &Path) -> std::io::Result<TraceFile> {
+        Ok(TraceFile {
+            writer: Mutex::new(BufWriter::new(File::create(path)?)),
+            opened: Instant::now(),
+            error: Mutex::new(None),
+        })
+    }
+
+    /// Appends one record; a write error is kept (reported once at the end), never raised.
+    pub fn write<T: Serialize>(&self, record: &T) {
+        let envelope = Envelope {
+            timestamp: self.opened.elapsed().as_millis() as u64,
+            event: record,
+        };
+        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let written = serde_json::to_writer(&mut *writer, &envelope)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writer.write_all(b"\n"))
+            .and_then(|()| writer.flush());
+        if let Err(err) = written {
+            self.error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(err.to_string());
+        }
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
