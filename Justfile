@@ -12,6 +12,10 @@ test:
 ci:
     bash .ci/run
 
+# Against real Dynamo 1.2.1 and 1.6.1 (installs them into ~/.cache on first use).
+e2e-dynamo:
+    bash scripts/dynamo-e2e.sh
+
 bench:
     cargo bench
 

@@ -14,9 +14,8 @@ PYTHON=${PYTHON:-python3}
 mkdir -p "$CACHE"
 
 common_deps=(
-  "aiohttp<4,>=3.9" "kubernetes<33,>=32.0.1" "msgpack>=1.0" "msgspec>=0.19"
-  "prometheus-client<1,>=0.23.1" "pyzmq>=26" "transformers>=4.56" "typing-extensions>=4.10"
-  "pydantic>=2.10.6,<=2.13.5" "uvloop>=0.21" "tokenizers"
+  "aiohttp<4,>=3.9" "kubernetes<33,>=32.0.1" "msgspec>=0.19" "prometheus-client<1,>=0.23.1"
+  "pyzmq>=26" "transformers>=4.56" "typing-extensions>=4.10" "uvloop>=0.21" "tokenizers"
 )
 
 install() {
@@ -37,8 +36,10 @@ install() {
   touch "$venv/.complete"
 }
 
-install 1.2.1
-install 1.6.1 "certifi<=2026.10.18" "redis<9" tqdm "zstandard<1"
+# Version-specific pins. 1.6.1's `aisimulate` (only used by its planner) is left out, and its
+# certifi pin is one release ahead of PyPI; the newest published certifi works.
+install 1.2.1 "msgpack==1.1.2" "pydantic>=2.10.6,<=2.13"
+install 1.6.1 "msgpack>=1.1" "pydantic>=2.10.6,<=2.13.5" "certifi<=2026.10.18" "redis<9" tqdm "zstandard<1"
 
 # A 300-token byte-level BPE tokenizer with a chat template, written locally.
 TOKENIZER=$CACHE/tinymodel

@@ -57,6 +57,9 @@ struct Inner {
     replies: Mutex<VecDeque<Reply>>,
     /// Replies go back to the end of the script once used (for benchmarks).
     cycle: bool,
+    /// Each request is first sent verbatim to this chat-completions URL; an error status
+    /// from it is passed back instead of the scripted reply.
+    upstream: Option<String>,
     requests: Mutex<Vec<Recorded>>,
     models_requests: Mutex<u32>,
 }
@@ -69,22 +72,29 @@ pub struct MockLlm {
 
 impl MockLlm {
     pub fn start(replies: Vec<Reply>) -> MockLlm {
-        Self::launch(replies, false)
+        Self::launch(replies, false, None)
     }
 
     /// Serves the script over and over.
     pub fn start_cycling(replies: Vec<Reply>) -> MockLlm {
-        Self::launch(replies, true)
+        Self::launch(replies, true, None)
+    }
+
+    /// Forwards every request to `upstream` (an API root like `http://host:port/v1`) before
+    /// answering from the script, so a real server sees (and traces) each request.
+    pub fn start_forwarding(upstream: &str, replies: Vec<Reply>) -> MockLlm {
+        Self::launch(replies, false, Some(format!("{upstream}/chat/completions")))
     }
 
     pub fn clear_requests(&self) {
         self.inner.requests.lock().unwrap().clear();
     }
 
-    fn launch(replies: Vec<Reply>, cycle: bool) -> MockLlm {
+    fn launch(replies: Vec<Reply>, cycle: bool, upstream: Option<String>) -> MockLlm {
         let inner = Arc::new(Inner {
             replies: Mutex::new(replies.into()),
             cycle,
+            upstream,
             ..Inner::default()
         });
         let state = inner.clone();
@@ -152,6 +162,30 @@ async fn chat(
         at: Instant::now(),
     };
     state.requests.lock().unwrap().push(recorded);
+    if let Some(upstream) = &state.upstream {
+        let client = worker::llm::http_client(Duration::from_secs(5), false).expect("client");
+        let mut forward = client.post(upstream).body(body.to_vec());
+        for (name, value) in headers.iter() {
+            if name != "host" && name != "content-length" {
+                forward = forward.header(name.as_str(), value.as_bytes());
+            }
+        }
+        match forward.send().await {
+            Ok(response) if response.status().is_success() => {
+                // Drain it: the upstream finishes the request (and its trace row).
+                let _ = response.bytes().await;
+            }
+            Ok(response) => {
+                let code = response.status().as_u16();
+                let text = response.text().await.unwrap_or_default();
+                return (StatusCode::from_u16(code).unwrap(), text).into_response();
+            }
+            Err(err) => {
+                return (StatusCode::BAD_GATEWAY, format!("upstream failed: {err}"))
+                    .into_response();
+            }
+        }
+    }
     let reply = {
         let mut replies = state.replies.lock().unwrap();
         let reply = replies.pop_front();
