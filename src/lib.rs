@@ -7,8 +7,8 @@
 //! stdout or stderr itself; the binary (`main.rs`) decides where events and warnings go.
 //!
 //! Subsystems, one folder each: `events` (the wire schema), `llm` (the model client),
-//! `agent` (the loop), `tools` (what the model can do), `dynamo` (the trace bridge), `config`
-//! and `cli`.
+//! `agent` (the loop), `tools` (what the model can do), `dynamo` (the trace bridge), `github`
+//! (GitHub tools by permission profile), `config` and `cli`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -17,6 +17,7 @@ pub mod cli;
 pub mod config;
 pub mod dynamo;
 pub mod events;
+pub mod github;
 pub mod llm;
 pub mod tools;
 

@@ -155,6 +155,15 @@ pub struct RunArgs {
     )]
     pub dynamo_trace_protocol: TraceProtocol,
 
+    /// Register the GitHub tools of this permission profile (read, issues-write, review-write,
+    /// repo-write, or one from --profiles-dir). Without it there are no GitHub tools.
+    #[arg(long, env = "WORKER_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Directory of extra or overriding profile files (NAME.json).
+    #[arg(long, env = "WORKER_PROFILES_DIR", value_name = "DIR")]
+    pub profiles_dir: Option<PathBuf>,
+
     /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
     #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]
     pub trace_file: Option<PathBuf>,
@@ -224,6 +233,16 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         .filter_map(|name| env.get(name))
         .collect();
     let mut warnings = Vec::new();
+    let github = crate::github::configure(
+        env,
+        args.profile.as_deref(),
+        args.profiles_dir.as_deref(),
+        config.limits.retry_base_delay,
+    )?;
+    warnings.extend(github.warnings);
+    if let Some(extension) = github.extension {
+        config.extensions.push(std::sync::Arc::new(extension));
+    }
     let decorate = matches!(
         config.model,
         ModelSource::Http {

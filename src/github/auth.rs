@@ -1,0 +1,160 @@
+//! Which GitHub credentials a run has: a GitHub App installation (preferred: short-lived,
+//! scoped tokens) or a static `GITHUB_TOKEN`.
+//!
+//! App mode needs all three of `GITHUB_APP_ID`, `GITHUB_APP_PRIVATE_KEY_PATH` and
+//! `GITHUB_APP_INSTALLATION_ID`. A partial App configuration is not silently replaced by
+//! `GITHUB_TOKEN`: that would run with different permissions than intended.
+
+use octocrab::EncodingKey;
+
+use crate::config::Env;
+
+const APP_ID: &str = "GITHUB_APP_ID";
+const APP_KEY_PATH: &str = "GITHUB_APP_PRIVATE_KEY_PATH";
+const APP_INSTALLATION: &str = "GITHUB_APP_INSTALLATION_ID";
+const TOKEN: &str = "GITHUB_TOKEN";
+
+#[derive(Clone)]
+pub enum Credentials {
+    App {
+        app_id: u64,
+        installation_id: u64,
+        key: EncodingKey,
+    },
+    Token(String),
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Credentials::App {
+                app_id,
+                installation_id,
+                ..
+            } => f
+                .debug_struct("App")
+                .field("app_id", app_id)
+                .field("installation_id", installation_id)
+                .finish_non_exhaustive(),
+            Credentials::Token(_) => f.write_str("Token(<redacted>)"),
+        }
+    }
+}
+
+impl Credentials {
+    /// `app` or `token`, as the status line reports it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Credentials::App { .. } => "app",
+            Credentials::Token(_) => "token",
+        }
+    }
+}
+
+/// Why there are no usable credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub reason: &'static str,
+    pub message: String,
+}
+
+pub fn from_env(env: &dyn Env) -> Result<Credentials, Missing> {
+    let app = [APP_ID, APP_KEY_PATH, APP_INSTALLATION].map(|name| env.get(name));
+    let set = app.iter().filter(|v| v.is_some()).count();
+    match (set, app) {
+        (3, [Some(id), Some(key_path), Some(installation)]) => {
+            let parse = |name: &str, value: &str| {
+                value.trim().parse::<u64>().map_err(|_| Missing {
+                    reason: "invalid-config",
+                    message: format!("{name} must be a number, got '{value}'"),
+                })
+            };
+            let app_id = parse(APP_ID, &id)?;
+            let installation_id = parse(APP_INSTALLATION, &installation)?;
+            let pem = std::fs::read(key_path.trim()).map_err(|err| Missing {
+                reason: "pem-unreadable",
+                message: format!("cannot read {APP_KEY_PATH} {key_path}: {err}"),
+            })?;
+            let key = EncodingKey::from_rsa_pem(&pem).map_err(|err| Missing {
+                reason: "pem-unreadable",
+                message: format!("{APP_KEY_PATH} {key_path} is not an RSA private key in PEM form: {err}"),
+            })?;
+            Ok(Credentials::App {
+                app_id,
+                installation_id,
+                key,
+            })
+        }
+        (0, _) => env.get(TOKEN).map(|t| Credentials::Token(t.trim().to_string())).ok_or(Missing {
+            reason: "no-credentials",
+            message: format!("no GitHub credentials: set {TOKEN}, or {APP_ID}, {APP_KEY_PATH} and {APP_INSTALLATION}"),
+        }),
+        (n, _) => Err(Missing {
+            reason: "invalid-config",
+            message: format!(
+                "partial GitHub App credentials: {n}/3 of {APP_ID}, {APP_KEY_PATH}, {APP_INSTALLATION} are set"
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MapEnv;
+
+    #[test]
+    fn a_token_is_used_when_no_app_variable_is_set() {
+        let creds = from_env(&MapEnv::from_pairs(&[("GITHUB_TOKEN", "ghp_x")])).unwrap();
+        assert_eq!(creds.kind(), "token");
+        assert_eq!(format!("{creds:?}"), "Token(<redacted>)");
+    }
+
+    #[test]
+    fn partial_app_config_is_invalid_even_with_a_token() {
+        let err = from_env(&MapEnv::from_pairs(&[
+            ("GITHUB_APP_ID", "1"),
+            ("GITHUB_TOKEN", "ghp_x"),
+        ]))
+        .unwrap_err();
+        assert_eq!(err.reason, "invalid-config");
+        assert_eq!(
+            err.message,
+            "partial GitHub App credentials: 1/3 of GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY_PATH, GITHUB_APP_INSTALLATION_ID are set"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_or_bad_pem_is_reported() {
+        let env = MapEnv::from_pairs(&[
+            ("GITHUB_APP_ID", "1"),
+            ("GITHUB_APP_PRIVATE_KEY_PATH", "/no/such.pem"),
+            ("GITHUB_APP_INSTALLATION_ID", "2"),
+        ]);
+        let err = from_env(&env).unwrap_err();
+        assert_eq!(err.reason, "pem-unreadable");
+        assert!(
+            err.message
+                .starts_with("cannot read GITHUB_APP_PRIVATE_KEY_PATH /no/such.pem: "),
+            "{}",
+            err.message
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let pem = dir.path().join("key.pem");
+        std::fs::write(&pem, "not a key").unwrap();
+        let env = MapEnv::from_pairs(&[
+            ("GITHUB_APP_ID", "1"),
+            ("GITHUB_APP_PRIVATE_KEY_PATH", pem.to_str().unwrap()),
+            ("GITHUB_APP_INSTALLATION_ID", "2"),
+        ]);
+        assert_eq!(from_env(&env).unwrap_err().reason, "pem-unreadable");
+    }
+
+    #[test]
+    fn nothing_set_means_no_credentials() {
+        assert_eq!(
+            from_env(&MapEnv::default()).unwrap_err().reason,
+            "no-credentials"
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! git over HTTPS for `github_clone_repo` and `github_refresh_git_auth`.
+//!
+//! The token never appears on a command line or in a URL: git reads it from a credential-store
+//! file (directory 0700, file 0600, replaced atomically so git never sees half a file), named
+//! by `credential.helper` in the clone's config. Clones run without a terminal prompt and with
+//! a timeout, so a wrong URL or a missing credential fails instead of hanging.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::config::Env;
+
+pub const CLONE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Where the credential-store file lives: `WORKER_GIT_CREDENTIALS`, else
+/// `$HOME/.config/worker/git-credentials`.
+pub fn credentials_path(env: &dyn Env) -> PathBuf {
+    if let Some(path) = env.get("WORKER_GIT_CREDENTIALS") {
+        return PathBuf::from(path);
+    }
+    match env.get("HOME") {
+        Some(home) => Path::new(&home).join(".config/worker/git-credentials"),
+        None => {
+            std::env::temp_dir().join(format!("worker-{}/git-credentials", nix::unistd::getpid()))
+        }
+    }
+}
+
+/// The web host git talks to: `GITHUB_SERVER_URL`, else derived from the API base
+/// (`https://api.github.com` → `https://github.com`, `https://ghe/api/v3` → `https://ghe`).
+pub fn server_url(env: &dyn Env, api_base: &str) -> String {
+    if let Some(url) = env.get("GITHUB_SERVER_URL") {
+        return url.trim_end_matches('/').to_string();
+    }
+    let base = api_base.trim_end_matches('/');
+    if base == "https://api.github.com" {
+        return "https://github.com".to_string();
+    }
+    if let Some(stripped) = base.strip_suffix("/api/v3") {
+        return stripped.to_string();
+    }
+    match base.split_once("://") {
+        Some((scheme, rest)) => format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest)),
+        None => base.to_string(),
+    }
+}
+
+/// Writes `https://x-access-token:<token>@<host>` to the credential store, atomically.
+pub fn write_credentials(path: &Path, server_url: &str, token: &str) -> Result<(), String> {
+    if token.is_empty()
+        || !token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err("refusing to write a token with characters outside [A-Za-z0-9_-] to the git credentials file".into());
+    }
+    if path.to_string_lossy().chars().any(char::is_whitespace) {
+        return Err(format!(
+            "the git credentials path may not contain whitespace: {}",
+            path.display()
+        ));
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.exists() {
+        std::fs::create_dir_all(dir)
+            .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|err| format!("cannot restrict {}: {err}", dir.display()))?;
+    }
+    let host = server_url
+        .split_once("://")
+        .map_or(server_url, |(_, rest)| rest);
+    let host = host
+        .split('/')
+        .next()
+        .filter(|h| !h.is_empty())
+        .unwrap_or("localhost");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".git-credentials.")
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+    writeln!(tmp, "https://x-access-token:{token}@{host}")
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|err| format!("cannot write {}: {}", path.display(), err.error))?;
+    Ok(())
+}
+
+/// `git clone [--branch b] <url> <dest>` with the credential store, then the store recorded
+/// in the clone's config for later pushes.
+pub async fn clone(
+    url: &str,
+    dest: &Path,
+    branch: Option<&str>,
+    credentials: &Path,
+    timeout: Duration,
+) -> Result<(), String> {
+    let helper = format!("credential.helper=store --file={}", credentials.display());
+    let mut args: Vec<String> = vec![
+        "-c".into(),
+        "credential.helper=".into(),
+        "-c".into(),
+        helper,
+        "clone".into(),
+    ];
+    if let Some(branch) = branch {
+        args.extend(["--branch".into(), branch.into()]);
+    }
+    args.extend(["--".into(), url.into(), dest.display().to_string()]);
+    run_git(&args, timeout).await?;
+    let dest_text = dest.display().to_string();
+    run_git(
+        &[
+            "-C".into(),
+            dest_text.clone(),
+            "config".into(),
+            "credential.helper".into(),
+            format!("store --file={}", credentials.display()),
+        ],
+        Duration::from_secs(10),
+    )
+    .await?;
+    if run_git(
+        &[
+            "-C".into(),
+            dest_text.clone(),
+            "config".into(),
+            "user.email".into(),
+        ],
+        Duration::from_secs(10),
+    )
+    .await
+    .is_err()
+        && std::env::var_os("GIT_AUTHOR_EMAIL").is_none()
+    {
+        for (key, value) in [
+            ("user.name", "worker[bot]"),
+            ("user.email", "worker[bot]@users.noreply.github.com"),
+        ] {
+            run_git(
+                &[
+                    "-C".into(),
+                    dest_text.clone(),
+                    "config".into(),
+                    key.into(),
+                    value.into(),
+                ],
+                Duration::from_secs(10),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_git(args: &[String], timeout: Duration) -> Result<String, String> {
+    let mut command = tokio::process::Command::new("git");
+    command
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GCM_INTERACTIVE", "never")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let child = command
+        .spawn()
+        .map_err(|err| format!("cannot run git: {err}"))?;
+    match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Err(_) => Err(format!(
+            "git {} timed out after {} s",
+            args.iter()
+                .find(|a| !a.starts_with('-') && !a.contains('='))
+                .map_or("", String::as_str),
+            timeout.as_secs()
+        )),
+        Ok(Err(err)) => Err(format!("git failed: {err}")),
+        Ok(Ok(output)) if output.status.success() => {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        }
+        Ok(Ok(output)) => Err(format!(
+            "git exited with {}: {}",
+            output
+                .status
+                .code()
+                .map_or("a signal".to_string(), |c| c.to_string()),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MapEnv;
+
+    #[test]
+    fn the_server_url_follows_the_api_base() {
+        let env = MapEnv::default();
+        assert_eq!(
+            server_url(&env, "https://api.github.com"),
+            "https://github.com"
+        );
+        assert_eq!(
+            server_url(&env, "https://ghe.corp/api/v3/"),
+            "https://ghe.corp"
+        );
+        assert_eq!(
+            server_url(&env, "http://127.0.0.1:9999"),
+            "http://127.0.0.1:9999"
+        );
+        assert_eq!(
+            server_url(
+                &MapEnv::from_pairs(&[("GITHUB_SERVER_URL", "file:///srv/git/")]),
+                "x"
+            ),
+            "file:///srv/git"
+        );
+    }
+
+    #[test]
+    fn credentials_are_0600_in_a_0700_directory_and_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new/creds");
+        write_credentials(&path, "https://github.com", "ghs_abc123").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "https://x-access-token:ghs_abc123@github.com\n"
+        );
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(
+            std::fs::metadata(dir.path().join("new"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o700
+        );
+        write_credentials(&path, "https://ghe.corp", "ghs_def456").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "https://x-access-token:ghs_def456@ghe.corp\n"
+        );
+    }
+
+    #[test]
+    fn odd_tokens_and_paths_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = write_credentials(
+            &dir.path().join("c"),
+            "https://github.com",
+            "tok@evil.com/x",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "refusing to write a token with characters outside [A-Za-z0-9_-] to the git credentials file"
+        );
+        assert!(
+            write_credentials(&dir.path().join("a b"), "https://github.com", "tok")
+                .unwrap_err()
+                .contains("whitespace")
+        );
+    }
+}

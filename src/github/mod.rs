@@ -1,0 +1,145 @@
+//! GitHub tools, gated by permission profile at registration time.
+//!
+//! `--profile` picks a profile ([`profiles`]); only its tools are registered, so the model can
+//! neither see nor call the others (calling one anyway answers `Tool X not found`). Without
+//! `--profile` there are no GitHub tools and no status line. Credentials ([`auth`]) come from a
+//! GitHub App or `GITHUB_TOKEN`; the API base is `GITHUB_API_URL` (default
+//! `https://api.github.com`), which the App token exchange follows too.
+//!
+//! The status line: `{"type":"extension_status","extension":"github","status":"configured"|
+//! "skipped","reason"?,"message"?,"profile","toolCount","auth"?}`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+pub mod auth;
+pub mod client;
+pub mod git;
+pub mod profiles;
+pub mod tools;
+mod trim;
+
+use crate::agent::{Extension, StatusLine};
+use crate::config::Env;
+use crate::events::{ExtensionState, ExtensionStatus};
+use crate::tools::Tool;
+use client::GitHub;
+use profiles::Profiles;
+use tools::{GitHubTool, GitSettings, Shared, TOOL_NAMES};
+
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+
+pub struct GitHubExtension {
+    status: ExtensionStatus,
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+/// What `--profile` resolved to, and what to warn about.
+pub struct Configured {
+    pub extension: Option<GitHubExtension>,
+    pub warnings: Vec<String>,
+}
+
+/// Builds the extension for `--profile`. Errors (an unknown or broken profile) are usage
+/// errors; missing credentials are a skipped extension and a warning.
+pub fn configure(
+    env: &dyn Env,
+    profile: Option<&str>,
+    profiles_dir: Option<&Path>,
+    retry_base: Duration,
+) -> Result<Configured, String> {
+    let profiles = Profiles::load(profiles_dir, &TOOL_NAMES).map_err(|err| err.to_string())?;
+    let Some(profile) = profile else {
+        return Ok(Configured {
+            extension: None,
+            warnings: Vec::new(),
+        });
+    };
+    let names = profiles
+        .resolve(profile, &TOOL_NAMES)
+        .map_err(|err| err.to_string())?;
+    let credentials = match auth::from_env(env) {
+        Ok(credentials) => credentials,
+        Err(missing) => {
+            let status = status(
+                ExtensionState::Skipped,
+                profile,
+                0,
+                None,
+                Some((missing.reason, &missing.message)),
+            );
+            return Ok(Configured {
+                extension: Some(GitHubExtension {
+                    status,
+                    tools: Vec::new(),
+                }),
+                warnings: vec![format!(
+                    "--profile {profile}: GitHub tools skipped ({}): {}",
+                    missing.reason, missing.message
+                )],
+            });
+        }
+    };
+    let api_base = env
+        .get("GITHUB_API_URL")
+        .unwrap_or_else(|| DEFAULT_API_URL.to_string());
+    let auth_kind = credentials.kind();
+    let gh = GitHub::new(&api_base, credentials, retry_base);
+    let git = GitSettings {
+        server_url: git::server_url(env, gh.api_base()),
+        credentials: git::credentials_path(env),
+    };
+    let shared = Arc::new(Shared { gh, git });
+    let specs = tools::specs();
+    let tools: Vec<Arc<dyn Tool>> = names
+        .iter()
+        .filter_map(|name| specs.iter().find(|s| s.name == name))
+        .map(|spec| Arc::new(GitHubTool::new(*spec, shared.clone())) as Arc<dyn Tool>)
+        .collect();
+    let status = status(
+        ExtensionState::Configured,
+        profile,
+        tools.len(),
+        Some(auth_kind),
+        None,
+    );
+    Ok(Configured {
+        extension: Some(GitHubExtension { status, tools }),
+        warnings: Vec::new(),
+    })
+}
+
+fn status(
+    state: ExtensionState,
+    profile: &str,
+    tool_count: usize,
+    auth: Option<&str>,
+    skipped: Option<(&str, &str)>,
+) -> ExtensionStatus {
+    let mut extra = serde_json::Map::new();
+    extra.insert("profile".into(), json!(profile));
+    extra.insert("toolCount".into(), json!(tool_count));
+    if let Some(auth) = auth {
+        extra.insert("auth".into(), json!(auth));
+    }
+    ExtensionStatus {
+        extension: "github".into(),
+        status: state,
+        reason: skipped.map(|(reason, _)| reason.to_string()),
+        message: skipped.map(|(_, message)| message.to_string()),
+        extra,
+    }
+}
+
+impl Extension for GitHubExtension {
+    fn status(&self) -> Vec<StatusLine> {
+        vec![StatusLine::Extension(self.status.clone())]
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.clone()
+    }
+}

@@ -1,0 +1,288 @@
+//! Permission profiles: which GitHub tools a run registers.
+//!
+//! A profile is data: a JSON file `{description, extends?, tools:[...]}` named after the
+//! profile. The four shipped in `profiles/` (read, issues-write, review-write, repo-write) are
+//! compiled into the binary, so an installed worker needs no data directory;
+//! `--profiles-dir` adds profiles or replaces shipped ones by name. A profile that extends
+//! another gets the parent's tools first. Every profile is checked when loaded: an unknown
+//! parent, a cycle, an unknown tool name or a tool listed twice along the chain is an error
+//! naming the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+const SHIPPED: [(&str, &str); 4] = [
+    ("read", include_str!("../../profiles/read.json")),
+    (
+        "issues-write",
+        include_str!("../../profiles/issues-write.json"),
+    ),
+    (
+        "review-write",
+        include_str!("../../profiles/review-write.json"),
+    ),
+    ("repo-write", include_str!("../../profiles/repo-write.json")),
+];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFile {
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: String,
+    #[serde(default)]
+    extends: Option<String>,
+    tools: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Profile {
+    file: ProfileFile,
+    /// Where it came from, for messages.
+    origin: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("unknown GitHub profile '{name}'. Expected one of: {available}")]
+    Unknown { name: String, available: String },
+    #[error("GitHub profile {origin}: {message}")]
+    Invalid { origin: String, message: String },
+    #[error("--profiles-dir {dir}: {message}")]
+    Dir { dir: String, message: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    profiles: BTreeMap<String, Profile>,
+}
+
+impl Profiles {
+    /// The shipped profiles, plus (and overridden by) the `*.json` files in `dir`; every one
+    /// is validated against `known_tools`.
+    pub fn load(dir: Option<&Path>, known_tools: &[&str]) -> Result<Profiles, ProfileError> {
+        let mut profiles = BTreeMap::new();
+        for (name, text) in SHIPPED {
+            let origin = format!("{name} (built in)");
+            profiles.insert(name.to_string(), parse(text, origin)?);
+        }
+        if let Some(dir) = dir {
+            for (name, path) in json_files(dir)? {
+                let text = std::fs::read_to_string(&path).map_err(|err| ProfileError::Dir {
+                    dir: dir.display().to_string(),
+                    message: format!("cannot read {}: {err}", path.display()),
+                })?;
+                profiles.insert(name, parse(&text, path.display().to_string())?);
+            }
+        }
+        let loaded = Profiles { profiles };
+        for name in loaded.profiles.keys() {
+            loaded.resolve_checked(name, known_tools)?;
+        }
+        Ok(loaded)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.profiles.keys().map(String::as_str).collect()
+    }
+
+    /// The tools of profile `name`, parents' first.
+    pub fn resolve(&self, name: &str, known_tools: &[&str]) -> Result<Vec<String>, ProfileError> {
+        if !self.profiles.contains_key(name) {
+            return Err(ProfileError::Unknown {
+                name: name.to_string(),
+                available: self.names().join(", "),
+            });
+        }
+        self.resolve_checked(name, known_tools)
+    }
+
+    fn resolve_checked(
+        &self,
+        name: &str,
+        known_tools: &[&str],
+    ) -> Result<Vec<String>, ProfileError> {
+        let mut chain: Vec<&str> = Vec::new();
+        let mut current = Some(name);
+        while let Some(link) = current {
+            let profile = &self.profiles[link];
+            if chain.contains(&link) {
+                chain.push(link);
+                return Err(invalid(
+                    &self.profiles[name],
+                    format!("extends chain has a cycle: {}", chain.join(" -> ")),
+                ));
+            }
+            chain.push(link);
+            current = match &profile.file.extends {
+                None => None,
+                Some(parent) if self.profiles.contains_key(parent) => Some(parent.as_str()),
+                Some(parent) => {
+                    return Err(invalid(
+                        profile,
+                        format!(
+                            "extends unknown profile '{parent}' (available: {})",
+                            self.names().join(", ")
+                        ),
+                    ));
+                }
+            };
+        }
+        let mut tools: Vec<String> = Vec::new();
+        for link in chain.iter().rev() {
+            let profile = &self.profiles[*link];
+            for tool in &profile.file.tools {
+                if !known_tools.contains(&tool.as_str()) {
+                    return Err(invalid(profile, format!("unknown tool '{tool}'")));
+                }
+                if tools.contains(tool) {
+                    return Err(invalid(
+                        profile,
+                        format!("tool '{tool}' is listed twice (with what it extends)"),
+                    ));
+                }
+                tools.push(tool.clone());
+            }
+        }
+        Ok(tools)
+    }
+}
+
+fn invalid(profile: &Profile, message: String) -> ProfileError {
+    ProfileError::Invalid {
+        origin: profile.origin.clone(),
+        message,
+    }
+}
+
+fn parse(text: &str, origin: String) -> Result<Profile, ProfileError> {
+    let file: ProfileFile = serde_json::from_str(text).map_err(|err| ProfileError::Invalid {
+        origin: origin.clone(),
+        message: format!("not a profile ({err})"),
+    })?;
+    Ok(Profile { file, origin })
+}
+
+fn json_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, ProfileError> {
+    let entries = std::fs::read_dir(dir).map_err(|err| ProfileError::Dir {
+        dir: dir.display().to_string(),
+        message: err.to_string(),
+    })?;
+    let mut files: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| Some((p.file_stem()?.to_string_lossy().into_owned(), p)))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::github::tools::TOOL_NAMES;
+
+    #[test]
+    fn shipped_profiles_have_the_documented_sizes_and_nest() {
+        let profiles = Profiles::load(None, &TOOL_NAMES).unwrap();
+        assert_eq!(
+            profiles.names(),
+            ["issues-write", "read", "repo-write", "review-write"]
+        );
+        let sizes: Vec<usize> = ["read", "issues-write", "review-write", "repo-write"]
+            .iter()
+            .map(|p| profiles.resolve(p, &TOOL_NAMES).unwrap().len())
+            .collect();
+        assert_eq!(sizes, [18, 24, 26, 31]);
+        let all = profiles.resolve("repo-write", &TOOL_NAMES).unwrap();
+        let mut sorted = all.clone();
+        sorted.sort();
+        let mut known: Vec<String> = TOOL_NAMES.iter().map(|s| s.to_string()).collect();
+        known.sort();
+        assert_eq!(sorted, known, "repo-write is every tool");
+        assert_eq!(
+            &all[..18],
+            &profiles.resolve("read", &TOOL_NAMES).unwrap()[..],
+            "parents first"
+        );
+    }
+
+    #[test]
+    fn an_unknown_profile_lists_the_available_ones() {
+        let profiles = Profiles::load(None, &TOOL_NAMES).unwrap();
+        assert_eq!(
+            profiles
+                .resolve("admin", &TOOL_NAMES)
+                .unwrap_err()
+                .to_string(),
+            "unknown GitHub profile 'admin'. Expected one of: issues-write, read, repo-write, review-write"
+        );
+    }
+
+    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_directory_adds_and_overrides_profiles() {
+        let dir = dir_with(&[
+            (
+                "triage.json",
+                r#"{"description": "x", "extends": "read", "tools": ["github_add_labels"]}"#,
+            ),
+            ("read.json", r#"{"tools": ["github_get_issue"]}"#),
+        ]);
+        let profiles = Profiles::load(Some(dir.path()), &TOOL_NAMES).unwrap();
+        assert_eq!(
+            profiles.resolve("triage", &TOOL_NAMES).unwrap(),
+            ["github_get_issue", "github_add_labels"]
+        );
+    }
+
+    #[test]
+    fn cycles_unknown_tools_duplicates_and_unknown_parents_are_rejected() {
+        let cases = [
+            (
+                vec![
+                    ("a.json", r#"{"extends": "b", "tools": []}"#),
+                    ("b.json", r#"{"extends": "a", "tools": []}"#),
+                ],
+                "extends chain has a cycle: a -> b -> a",
+            ),
+            (
+                vec![("x.json", r#"{"tools": ["github_delete_repo"]}"#)],
+                "unknown tool 'github_delete_repo'",
+            ),
+            (
+                vec![(
+                    "x.json",
+                    r#"{"extends": "read", "tools": ["github_get_issue"]}"#,
+                )],
+                "tool 'github_get_issue' is listed twice (with what it extends)",
+            ),
+            (
+                vec![("x.json", r#"{"extends": "nope", "tools": []}"#)],
+                "extends unknown profile 'nope'",
+            ),
+            (
+                vec![("x.json", r#"{"tool": []}"#)],
+                "not a profile (unknown field `tool`",
+            ),
+        ];
+        for (files, expected) in cases {
+            let dir = dir_with(&files);
+            let err = Profiles::load(Some(dir.path()), &TOOL_NAMES)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expected), "{err}\nexpected: {expected}");
+            assert!(err.starts_with("GitHub profile "), "{err}");
+        }
+    }
+}
