@@ -19,6 +19,7 @@ pub mod dynamo;
 pub mod events;
 pub mod github;
 pub mod llm;
+pub mod secrets;
 pub mod tools;
 
 pub use agent::{AbortReason, RunControl, RunResult, run};

@@ -18,6 +18,7 @@ use super::extension::{Extension, ToolEnding};
 use crate::events::{
     Emitter, Event, Message, TextContent, ToolCall, ToolResult, ToolResultMessage, now_millis,
 };
+use crate::secrets::Secrets;
 use crate::tools::{ToolContext, ToolSet};
 
 pub struct ExecContext<'a> {
@@ -27,6 +28,7 @@ pub struct ExecContext<'a> {
     pub base: &'a ToolContext,
     pub control: &'a RunControl,
     pub extensions: &'a [Arc<dyn Extension>],
+    pub secrets: &'a Secrets,
 }
 
 /// Runs the calls and returns their result messages, in call order.
@@ -71,7 +73,17 @@ fn start(ctx: &ExecContext<'_>, call: &ToolCall) {
 
 async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
     let started = Instant::now();
-    let (result, is_error) = outcome(ctx, call).await;
+    let (mut result, is_error) = outcome(ctx, call).await;
+    // The model never sees a secret, even one a command printed.
+    for block in &mut result.content {
+        let TextContent::Text { text } = block;
+        if let std::borrow::Cow::Owned(clean) = ctx.secrets.redact(text) {
+            *text = clean;
+        }
+    }
+    if let Some(details) = &mut result.details {
+        ctx.secrets.redact_value(details);
+    }
     let ending = ToolEnding {
         result: &result,
         is_error,

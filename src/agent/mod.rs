@@ -27,7 +27,7 @@ use crate::events::{
     now_rfc3339,
 };
 use crate::llm::fixture::{
-    FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, Redactor, ReplayTransport,
+    FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
 use crate::llm::{
     HttpTransport, RequestSpec, RetryPolicy, Transport, build_body, first_model, http_client,
@@ -76,6 +76,7 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
         Err(message) => return usage_failure(session_id, message),
     };
     let emitter = Emitter::new(sink, session_id.clone(), config.retain_records);
+    emitter.set_secrets(config.secrets.clone());
     let control = config.control.clone();
     emitter.on_close(move || control.abort(AbortReason::OutputClosed));
     let cwd = config.cwd.display().to_string();
@@ -244,9 +245,9 @@ impl Session {
                     model: model.clone(),
                     recorded_at: Some(now_rfc3339()),
                 };
-                let redactor = Redactor::new(self.config.secrets.clone());
+                let secrets = self.config.secrets.clone();
                 let recorder =
-                    Recorder::create(path, &header, redactor).map_err(|err| FatalError {
+                    Recorder::create(path, &header, secrets).map_err(|err| FatalError {
                         kind: FatalErrorKind::Internal,
                         message: format!("cannot write --record file {}: {err}", path.display()),
                     })?;
@@ -391,6 +392,7 @@ impl Session {
                 base: &self.tool_ctx,
                 control: &self.config.control,
                 extensions: &self.config.extensions,
+                secrets: &self.config.secrets,
             };
             let results = execute_calls(&exec, &calls).await;
             self.stats.tool_results += results.len() as u32;

@@ -15,6 +15,7 @@ pub use crate::config::{Env, ProcessEnv};
 use crate::dynamo::protocol::TraceProtocol;
 use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::llm::fixture::Fixture;
+use crate::secrets::Secrets;
 
 mod prompt;
 
@@ -228,16 +229,14 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         }
         config.record = Some(record.clone());
     }
-    config.secrets = SECRET_VARS
-        .iter()
-        .filter_map(|name| env.get(name))
-        .collect();
+    config.secrets = Secrets::from_values(SECRET_VARS.iter().filter_map(|name| env.get(name)));
     let mut warnings = Vec::new();
     let github = crate::github::configure(
         env,
         args.profile.as_deref(),
         args.profiles_dir.as_deref(),
         config.limits.retry_base_delay,
+        &config.secrets,
     )?;
     warnings.extend(github.warnings);
     if let Some(extension) = github.extension {

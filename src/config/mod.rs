@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::agent::{Extension, RunControl};
 use crate::llm::fixture::Fixture;
+use crate::secrets::Secrets;
 
 mod duration;
 
@@ -80,8 +81,8 @@ pub struct RunConfig {
     pub control: RunControl,
     /// Keep every emitted record in [`crate::RunResult::records`].
     pub retain_records: bool,
-    /// Values that must never appear in recordings (API keys, tokens).
-    pub secrets: Vec<String>,
+    /// Values that must never appear in any output (API keys, tokens); grows during the run.
+    pub secrets: Secrets,
     /// Subsystems riding along (Dynamo trace bridge, GitHub tools, telemetry).
     pub extensions: Vec<Arc<dyn Extension>>,
 }
@@ -100,7 +101,7 @@ impl RunConfig {
             record: None,
             control: RunControl::new(),
             retain_records: true,
-            secrets: Vec::new(),
+            secrets: Secrets::default(),
             extensions: Vec::new(),
         }
     }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Event, SessionHeader};
+use crate::secrets::Secrets;
 
 /// Where event lines go. `line` is one complete JSON object followed by `\n`.
 pub trait EventSink: Send {
@@ -68,6 +69,7 @@ type CloseHook = Box<dyn FnOnce() + Send>;
 
 struct Inner {
     sink: Box<dyn EventSink>,
+    secrets: Secrets,
     retain: bool,
     records: Vec<Value>,
     closed: bool,
@@ -85,6 +87,12 @@ impl Inner {
         // one line is better than losing the run.
         if serde_json::to_writer(&mut self.line, record).is_err() {
             return;
+        }
+        if !self.secrets.is_empty()
+            && let Ok(text) = std::str::from_utf8(&self.line)
+            && let std::borrow::Cow::Owned(clean) = self.secrets.redact(text)
+        {
+            self.line = clean.into_bytes();
         }
         if self.retain
             && let Ok(value) = serde_json::from_slice(&self.line)
@@ -115,6 +123,7 @@ impl Emitter {
         Emitter {
             inner: Arc::new(Mutex::new(Inner {
                 sink,
+                secrets: Secrets::default(),
                 retain,
                 records: Vec::new(),
                 closed: false,
@@ -123,6 +132,11 @@ impl Emitter {
             })),
             session_id: Arc::from(session_id.into()),
         }
+    }
+
+    /// Values to replace with `[REDACTED]` in every line (shared: it may grow).
+    pub fn set_secrets(&self, secrets: Secrets) {
+        lock(&self.inner).secrets = secrets;
     }
 
     /// Called once, the first time the sink fails.

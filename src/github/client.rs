@@ -11,7 +11,6 @@
 //! Enterprise works), cached, refreshed five minutes before it expires, and re-minted once
 //! when GitHub answers 401. Every token the client knows is redacted from what it returns.
 
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use http::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
@@ -19,7 +18,7 @@ use octocrab::Octocrab;
 use serde_json::{Value, json};
 
 use super::auth::Credentials;
-use crate::llm::fixture::Redactor;
+use crate::secrets::Secrets;
 
 /// Tokens are refreshed this long before they expire.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(5 * 60);
@@ -101,22 +100,27 @@ pub struct GitHub {
     retry_base: Duration,
     max_retries: u32,
     state: tokio::sync::Mutex<Option<(Token, Octocrab)>>,
-    secrets: Mutex<Vec<String>>,
+    secrets: Secrets,
 }
 
 impl GitHub {
-    pub fn new(api_base: &str, credentials: Credentials, retry_base: Duration) -> Self {
-        let secrets = match &credentials {
-            Credentials::Token(token) => vec![token.clone()],
-            Credentials::App { .. } => Vec::new(),
-        };
+    /// Every token it uses is added to `secrets` (the run's shared set).
+    pub fn new(
+        api_base: &str,
+        credentials: Credentials,
+        retry_base: Duration,
+        secrets: Secrets,
+    ) -> Self {
+        if let Credentials::Token(token) = &credentials {
+            secrets.add(token.clone());
+        }
         GitHub {
             api_base: api_base.trim_end_matches('/').to_string(),
             credentials,
             retry_base,
             max_retries: 3,
             state: tokio::sync::Mutex::new(None),
-            secrets: Mutex::new(secrets),
+            secrets,
         }
     }
 
@@ -126,12 +130,7 @@ impl GitHub {
 
     /// Replaces every known token in `text` with `[REDACTED]`.
     pub fn redact(&self, text: &str) -> String {
-        let secrets = self
-            .secrets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        Redactor::new(secrets).redact(text)
+        self.secrets.redact(text).into_owned()
     }
 
     /// A valid token (minting one in App mode when the cached one is near expiry).
@@ -159,10 +158,7 @@ impl GitHub {
                     key,
                 } => self.mint(*app_id, *installation_id, key).await?,
             };
-            self.secrets
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(token.value.clone());
+            self.secrets.add(token.value.clone());
             let client = self.build(Some(&token.value))?;
             *state = Some((token, client));
         }

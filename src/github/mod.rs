@@ -25,6 +25,7 @@ mod trim;
 use crate::agent::{Extension, StatusLine};
 use crate::config::Env;
 use crate::events::{ExtensionState, ExtensionStatus};
+use crate::secrets::Secrets;
 use crate::tools::Tool;
 use client::GitHub;
 use profiles::Profiles;
@@ -50,6 +51,7 @@ pub fn configure(
     profile: Option<&str>,
     profiles_dir: Option<&Path>,
     retry_base: Duration,
+    secrets: &Secrets,
 ) -> Result<Configured, String> {
     let profiles = Profiles::load(profiles_dir, &TOOL_NAMES).map_err(|err| err.to_string())?;
     let Some(profile) = profile else {
@@ -87,7 +89,7 @@ pub fn configure(
         .get("GITHUB_API_URL")
         .unwrap_or_else(|| DEFAULT_API_URL.to_string());
     let auth_kind = credentials.kind();
-    let gh = GitHub::new(&api_base, credentials, retry_base);
+    let gh = GitHub::new(&api_base, credentials, retry_base, secrets.clone());
     let git = GitSettings {
         server_url: git::server_url(env, gh.api_base()),
         credentials: git::credentials_path(env),

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::transport::{ByteStream, Request, Response, Transport, TransportError, TransportFuture};
+use crate::secrets::Secrets;
 
 pub const FIXTURE_VERSION: u32 = 1;
 
@@ -207,62 +208,22 @@ impl Transport for ReplayTransport {
     }
 }
 
-/// Replaces secret values (API keys, tokens) before anything is written to disk.
-#[derive(Debug, Clone, Default)]
-pub struct Redactor {
-    secrets: Vec<String>,
-}
-
-impl Redactor {
-    /// Values shorter than 6 characters are ignored: they would redact ordinary words.
-    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
-        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 6).collect();
-        // Longest first, so a secret containing another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        Redactor { secrets }
-    }
-
-    pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for secret in &self.secrets {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), "[REDACTED]");
-            }
-        }
-        out
-    }
-
-    fn redact_json(&self, value: &Value) -> Value {
-        let text = value.to_string();
-        let redacted = self.redact(&text);
-        if redacted == text {
-            return value.clone();
-        }
-        serde_json::from_str(&redacted).unwrap_or(Value::String(redacted))
-    }
-}
-
 /// Appends exchanges to a fixture file as they complete, so a crash keeps what came before.
 pub struct Recorder {
     file: Mutex<File>,
-    redactor: Redactor,
+    secrets: Secrets,
     error: Mutex<Option<String>>,
 }
 
 impl Recorder {
-    pub fn create(
-        path: &Path,
-        header: &FixtureHeader,
-        redactor: Redactor,
-    ) -> std::io::Result<Self> {
+    pub fn create(path: &Path, header: &FixtureHeader, secrets: Secrets) -> std::io::Result<Self> {
         let mut file = File::create(path)?;
         let mut line = serde_json::to_vec(header)?;
         line.push(b'\n');
         file.write_all(&line)?;
         Ok(Recorder {
             file: Mutex::new(file),
-            redactor,
+            secrets,
             error: Mutex::new(None),
         })
     }
@@ -273,11 +234,15 @@ impl Recorder {
     }
 
     fn write(&self, request: &Value, response: RecordedResponse) {
+        let mut request = request.clone();
+        self.secrets.redact_value(&mut request);
         let exchange = Exchange {
-            request: self.redactor.redact_json(request),
+            request,
             response: RecordedResponse {
-                body: response.body.map(|b| self.redactor.redact(&b)),
-                transport_error: response.transport_error.map(|e| self.redactor.redact(&e)),
+                body: response.body.map(|b| self.secrets.redact(&b).into_owned()),
+                transport_error: response
+                    .transport_error
+                    .map(|e| self.secrets.redact(&e).into_owned()),
                 ..response
             },
         };
@@ -487,7 +452,12 @@ mod tests {
             recorded_at: None,
         };
         let recorder = Arc::new(
-            Recorder::create(&path, &header, Redactor::new(["sk-secret-123".to_string()])).unwrap(),
+            Recorder::create(
+                &path,
+                &header,
+                Secrets::from_values(["sk-secret-123".to_string()]),
+            )
+            .unwrap(),
         );
         let inner_text = format!(
             "{HEADER}\n{}\n",
