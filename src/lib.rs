@@ -8,7 +8,7 @@
 //!
 //! Subsystems, one folder each: `events` (the wire schema), `llm` (the model client),
 //! `agent` (the loop), `tools` (what the model can do), `dynamo` (the trace bridge), `github`
-//! (GitHub tools by permission profile), `config` and `cli`.
+//! (GitHub tools by permission profile), `telemetry` (OpenTelemetry export), `config` and `cli`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -20,6 +20,7 @@ pub mod events;
 pub mod github;
 pub mod llm;
 pub mod secrets;
+pub mod telemetry;
 pub mod tools;
 
 pub use agent::{AbortReason, RunControl, RunResult, run};

@@ -9,11 +9,13 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
-use crate::events::{ExtensionStatus, ToolCall, ToolResult};
+use crate::events::{
+    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, ToolCall, ToolResult, UsageStats,
+};
 use crate::llm::{RequestDecorator, WireUsage};
 use crate::tools::Tool;
 
@@ -23,6 +25,8 @@ pub enum StatusLine {
     Extension(ExtensionStatus),
     TraceStatus(Value),
     TraceSummary(Value),
+    /// Not a line: a warning for stderr (via `RunResult::warnings`).
+    Warning(String),
 }
 
 /// One model request that got a successful response, as measured by the loop.
@@ -50,6 +54,23 @@ pub struct ToolEnding<'a> {
     pub timed_out: bool,
 }
 
+/// What the run is about, once the model is known.
+#[derive(Debug, Clone, Copy)]
+pub struct RunInfo<'a> {
+    pub session_id: &'a str,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub prompt: &'a str,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOutcome<'a> {
+    pub stop_reason: RunStopReason,
+    pub fatal: Option<&'a FatalError>,
+    pub stats: &'a UsageStats,
+}
+
 pub type Finish<'a> = Pin<Box<dyn Future<Output = Vec<StatusLine>> + Send + 'a>>;
 
 pub trait Extension: Send + Sync {
@@ -72,8 +93,25 @@ pub trait Extension: Send + Sync {
         Vec::new()
     }
 
-    /// Called inside the async runtime before the first model request.
+    /// Called inside the async runtime right after the header, before anything else.
     fn start(&self) {}
+
+    /// The model is known and the loop is about to begin.
+    fn run_started(&self, _info: RunInfo<'_>) {}
+
+    fn turn_started(&self, _turn: u32) {}
+
+    /// The turn's assistant message is complete (or failed); `requested_at` is when its first
+    /// request was sent.
+    fn assistant_finished(
+        &self,
+        _turn: u32,
+        _message: &AssistantMessage,
+        _requested_at: SystemTime,
+    ) {
+    }
+
+    fn turn_ended(&self, _turn: u32) {}
 
     fn exchange_finished(&self, _exchange: &Exchange) {}
 
@@ -82,7 +120,7 @@ pub trait Extension: Send + Sync {
     fn tool_ended(&self, _call: &ToolCall, _ending: ToolEnding<'_>) {}
 
     /// Called once at the end; the lines are printed before `usage_snapshot`.
-    fn finish(&self) -> Finish<'_> {
+    fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {
         Box::pin(async { Vec::new() })
     }
 }

@@ -6,7 +6,7 @@
 //! (once `agent_start` was printed) and `usage_snapshot`, and the exit code says how it went.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ mod prompt;
 mod turn;
 
 pub use control::{AbortReason, RunControl};
-pub use extension::{Exchange, Extension, Finish, StatusLine, ToolEnding};
+pub use extension::{Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
 pub use prompt::context_files;
 
 use crate::config::{HttpProvider, ModelSource, RunConfig};
@@ -81,10 +81,14 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     emitter.on_close(move || control.abort(AbortReason::OutputClosed));
     let cwd = config.cwd.display().to_string();
     emitter.header(&SessionHeader::new(&session_id, &now_rfc3339(), &cwd));
+    let mut warnings = Vec::new();
     for extension in &config.extensions {
-        for line in extension.status() {
-            emit_status(&emitter, &line);
-        }
+        warnings.extend(
+            extension
+                .status()
+                .into_iter()
+                .filter_map(|line| emit_status(&emitter, line)),
+        );
         extension.start();
     }
 
@@ -96,6 +100,7 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
         })
     });
     let mut session = Session::new(config, emitter, session_id, tools);
+    session.warnings = warnings;
     let result = session.run(prompt).await;
     if let Some(timer) = timer {
         timer.abort();
@@ -103,12 +108,15 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     result
 }
 
-fn emit_status(emitter: &Emitter, line: &StatusLine) {
+/// Prints a status line; a warning is handed back instead.
+fn emit_status(emitter: &Emitter, line: StatusLine) -> Option<String> {
     match line {
-        StatusLine::Extension(status) => emitter.emit(&Event::ExtensionStatus(status)),
-        StatusLine::TraceStatus(value) => emitter.emit(&Event::TraceStatus(value)),
-        StatusLine::TraceSummary(value) => emitter.emit(&Event::TraceSummary(value)),
+        StatusLine::Extension(status) => emitter.emit(&Event::ExtensionStatus(&status)),
+        StatusLine::TraceStatus(value) => emitter.emit(&Event::TraceStatus(&value)),
+        StatusLine::TraceSummary(value) => emitter.emit(&Event::TraceSummary(&value)),
+        StatusLine::Warning(warning) => return Some(warning),
     }
+    None
 }
 
 fn usage_failure(session_id: String, message: String) -> RunResult {
@@ -293,6 +301,15 @@ impl Session {
             .iter()
             .filter_map(|e| e.decorator())
             .collect();
+        let info = RunInfo {
+            session_id: &self.session_id,
+            provider,
+            model,
+            prompt: &prompt,
+        };
+        for extension in &self.config.extensions {
+            extension.run_started(info);
+        }
         self.emitter.emit(&Event::AgentStart);
         self.agent_started = true;
         let user = Message::User(UserMessage {
@@ -316,6 +333,9 @@ impl Session {
                 return Ending::MaxTurns;
             }
             self.emitter.emit(&Event::TurnStart { turn_index });
+            for extension in &self.config.extensions {
+                extension.turn_started(turn_index);
+            }
             self.stats.turns += 1;
             if turn_index == 0 {
                 self.emitter.emit(&Event::MessageStart {
@@ -345,7 +365,11 @@ impl Session {
                 provider,
                 model,
             };
+            let requested_at = SystemTime::now();
             let outcome = request_assistant(&ctx, &body).await;
+            for extension in &self.config.extensions {
+                extension.assistant_finished(turn_index, &outcome.message, requested_at);
+            }
             self.stats.llm_requests += outcome.requests;
             self.stats.assistant_messages += 1;
             self.stats.add_usage(&outcome.message.usage);
@@ -409,6 +433,9 @@ impl Session {
             message: &self.messages[assistant_index],
             tool_results: results,
         });
+        for extension in &self.config.extensions {
+            extension.turn_ended(turn_index);
+        }
     }
 
     async fn finish(&mut self, ending: Ending) -> RunResult {
@@ -455,12 +482,19 @@ impl Session {
                 stop_reason,
             });
         }
+        self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
+        let outcome = RunOutcome {
+            stop_reason,
+            fatal: fatal.as_ref(),
+            stats: &self.stats,
+        };
         for extension in &self.config.extensions {
-            for line in extension.finish().await {
-                emit_status(&self.emitter, &line);
+            for line in extension.finish(outcome).await {
+                if let Some(warning) = emit_status(&self.emitter, line) {
+                    self.warnings.push(warning);
+                }
             }
         }
-        self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
         self.emitter
             .emit(&Event::UsageSnapshot { stats: &self.stats });
 

@@ -165,6 +165,28 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_PROFILES_DIR", value_name = "DIR")]
     pub profiles_dir: Option<PathBuf>,
 
+    /// Export traces and metrics over OTLP (also WORKER_OTEL_ENABLED=1|true|yes|on).
+    #[arg(long)]
+    pub otel: bool,
+
+    /// Never export telemetry, whatever else asks for it.
+    #[arg(long)]
+    pub no_otel: bool,
+
+    /// OTLP base URL; signals go to <URL>/v1/traces and /v1/metrics [default: the
+    /// OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318]
+    #[arg(long, value_name = "URL")]
+    pub otel_endpoint: Option<String>,
+
+    /// service.name of the exported telemetry [default: OTEL_SERVICE_NAME, else worker]
+    #[arg(long, value_name = "NAME")]
+    pub otel_service_name: Option<String>,
+
+    /// Attach prompts, completions and tool arguments/results to spans, cut to 4096 characters
+    /// (also WORKER_OTEL_INCLUDE_CONTENT=1).
+    #[arg(long)]
+    pub otel_include_content: bool,
+
     /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
     #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]
     pub trace_file: Option<PathBuf>,
@@ -257,6 +279,17 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         args.trace_file.clone(),
     );
     warnings.extend(dynamo_warnings);
+    let flags = crate::telemetry::Flags {
+        otel: args.otel,
+        no_otel: args.no_otel,
+        endpoint: args.otel_endpoint.clone(),
+        service_name: args.otel_service_name.clone(),
+        include_content: args.otel_include_content,
+    };
+    let identity = settings.is_active().then(|| settings.identity.clone());
+    let telemetry = crate::telemetry::configure(env, &flags, &config.session_id, identity);
+    warnings.extend(telemetry.warnings);
+    config.extensions.extend(telemetry.extension);
     if settings.is_active() {
         let bridge = DynamoBridge::new(settings).map_err(|err| {
             let path = args.trace_file.as_deref().unwrap_or(Path::new(""));

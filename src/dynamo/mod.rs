@@ -27,7 +27,7 @@ pub mod records;
 pub mod relay;
 pub mod trace_file;
 
-use crate::agent::{Exchange, Extension, Finish, StatusLine, ToolEnding};
+use crate::agent::{Exchange, Extension, Finish, RunOutcome, StatusLine, ToolEnding};
 use crate::config::Env;
 use crate::events::{ToolCall, now_millis};
 use crate::llm::RequestDecorator;
@@ -352,7 +352,7 @@ impl Extension for DynamoBridge {
         self.publish(event_type, now, &event);
     }
 
-    fn finish(&self) -> Finish<'_> {
+    fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {
         Box::pin(async move {
             let counts = match self.relay.get() {
                 Some(relay) => Some(relay.close(RELAY_LINGER).await),

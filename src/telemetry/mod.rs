@@ -1,0 +1,268 @@
+//! OpenTelemetry export: traces and metrics over OTLP, following the GenAI semantic
+//! conventions, so a run shows up in the orchestrator's observability stack beside its own
+//! spans.
+//!
+//! Off unless asked for: `--no-otel` beats `--otel`, which beats `WORKER_OTEL_ENABLED`; a bare
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` does not turn it on. When off, nothing is built and nothing
+//! is printed. When on, a `telemetry` status line follows the header; export never touches
+//! stdout, never changes the exit code, and a dead collector costs at most [`FLUSH_LIMIT`] at
+//! exit (plus a warning).
+//!
+//! Spans: `worker.session` (root; parented by `TRACEPARENT` when set) → `worker.turn` →
+//! `chat <model>` (CLIENT) and `execute_tool <name>`. Metrics: `gen_ai.client.token.usage`,
+//! `gen_ai.client.operation.duration`, `worker.tool.duration`, `worker.tool.invocations`,
+//! `worker.tool.failures`, `worker.turns`. Prompts, completions and tool arguments/results are
+//! attached only with `--otel-include-content`, cut to [`CONTENT_LIMIT`] characters.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::agent::{Extension, StatusLine};
+use crate::config::Env;
+use crate::dynamo::identity::AgentIdentity;
+use crate::events::{ExtensionState, ExtensionStatus};
+
+#[cfg(feature = "otel")]
+mod otel;
+
+/// The longest a run waits at exit for telemetry to leave.
+pub const FLUSH_LIMIT: Duration = Duration::from_secs(2);
+/// Content attributes are cut to this many characters.
+pub const CONTENT_LIMIT: usize = 4096;
+pub const DEFAULT_SERVICE_NAME: &str = "worker";
+const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
+
+/// The command line's telemetry flags.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub otel: bool,
+    pub no_otel: bool,
+    pub endpoint: Option<String>,
+    pub service_name: Option<String>,
+    pub include_content: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    HttpProtobuf,
+    HttpJson,
+}
+
+/// Everything export needs, resolved from flags and the standard `OTEL_*` variables.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub session_id: String,
+    pub service_name: String,
+    /// `--otel-endpoint`: the base URL signals are posted under (`/v1/traces`, `/v1/metrics`).
+    /// `None`: the exporter reads `OTEL_EXPORTER_OTLP_*` itself.
+    pub endpoint: Option<String>,
+    pub protocol: Protocol,
+    pub traces: bool,
+    pub metrics: bool,
+    pub include_content: bool,
+    pub identity: Option<AgentIdentity>,
+}
+
+pub struct Configured {
+    pub extension: Option<Arc<dyn Extension>>,
+    pub warnings: Vec<String>,
+}
+
+fn truthy(value: Option<String>) -> bool {
+    value.is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+/// Decides whether telemetry runs, and builds it if so.
+pub fn configure(
+    env: &dyn Env,
+    flags: &Flags,
+    session_id: &str,
+    identity: Option<AgentIdentity>,
+) -> Configured {
+    if flags.no_otel {
+        let status = status(
+            ExtensionState::Skipped,
+            Some(("disabled-by-flag", "--no-otel")),
+            flags.include_content,
+            json!({}),
+        );
+        return Configured {
+            extension: Some(Arc::new(StatusOnly(status))),
+            warnings: Vec::new(),
+        };
+    }
+    if !(flags.otel || truthy(env.get("WORKER_OTEL_ENABLED"))) {
+        return Configured {
+            extension: None,
+            warnings: Vec::new(),
+        };
+    }
+    let mut warnings = Vec::new();
+    let protocol = match env
+        .get("OTEL_EXPORTER_OTLP_PROTOCOL")
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("http/protobuf") => Protocol::HttpProtobuf,
+        Some("http/json") => Protocol::HttpJson,
+        Some(other) => {
+            warnings.push(format!(
+                "OTEL_EXPORTER_OTLP_PROTOCOL={other} is not supported; using http/protobuf"
+            ));
+            Protocol::HttpProtobuf
+        }
+    };
+    let exporter_on = |name: &str| env.get(name).is_none_or(|v| v.trim() != "none");
+    let settings = Settings {
+        session_id: session_id.to_string(),
+        service_name: flags
+            .service_name
+            .clone()
+            .or_else(|| env.get("OTEL_SERVICE_NAME"))
+            .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string()),
+        endpoint: flags
+            .endpoint
+            .as_ref()
+            .map(|e| e.trim_end_matches('/').to_string()),
+        protocol,
+        traces: exporter_on("OTEL_TRACES_EXPORTER"),
+        metrics: exporter_on("OTEL_METRICS_EXPORTER"),
+        include_content: flags.include_content || truthy(env.get("WORKER_OTEL_INCLUDE_CONTENT")),
+        identity,
+    };
+    let shown_endpoint = settings
+        .endpoint
+        .clone()
+        .or_else(|| env.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+    let details = json!({
+        "endpoint": shown_endpoint,
+        "protocol": match protocol { Protocol::HttpProtobuf => "http/protobuf", Protocol::HttpJson => "http/json" },
+        "serviceName": settings.service_name,
+        "traces": settings.traces,
+        "metrics": settings.metrics,
+    });
+    match build(settings, details.clone()) {
+        Ok(extension) => Configured {
+            extension: Some(extension),
+            warnings,
+        },
+        Err(reason) => {
+            warnings.push(format!("telemetry disabled: {reason}"));
+            let status = status(
+                ExtensionState::Skipped,
+                Some(("init-failed", &reason)),
+                flags.include_content,
+                details,
+            );
+            Configured {
+                extension: Some(Arc::new(StatusOnly(status))),
+                warnings,
+            }
+        }
+    }
+}
+
+#[cfg(feature = "otel")]
+fn build(settings: Settings, details: serde_json::Value) -> Result<Arc<dyn Extension>, String> {
+    let include_content = settings.include_content;
+    let status = status(ExtensionState::Configured, None, include_content, details);
+    Ok(Arc::new(otel::Otel::new(settings, status)?))
+}
+
+#[cfg(not(feature = "otel"))]
+fn build(_settings: Settings, _details: serde_json::Value) -> Result<Arc<dyn Extension>, String> {
+    Err("this worker was built without the `otel` feature".to_string())
+}
+
+fn status(
+    state: ExtensionState,
+    skipped: Option<(&str, &str)>,
+    include_content: bool,
+    details: serde_json::Value,
+) -> ExtensionStatus {
+    let mut extra = details.as_object().cloned().unwrap_or_default();
+    extra.insert("includeContent".into(), json!(include_content));
+    ExtensionStatus {
+        extension: "telemetry".into(),
+        status: state,
+        reason: skipped.map(|(reason, _)| reason.to_string()),
+        message: skipped.map(|(_, message)| message.to_string()),
+        extra,
+    }
+}
+
+/// Telemetry that only reports why it is not running.
+struct StatusOnly(ExtensionStatus);
+
+impl Extension for StatusOnly {
+    fn status(&self) -> Vec<StatusLine> {
+        vec![StatusLine::Extension(self.0.clone())]
+    }
+}
+
+/// `text` cut to [`CONTENT_LIMIT`] characters, saying how much was dropped.
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(CONTENT_LIMIT) {
+        None => text.to_string(),
+        Some((cut, _)) => format!(
+            "{}…[truncated {} chars]",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MapEnv;
+
+    fn status_of(configured: &Configured) -> Option<ExtensionStatus> {
+        configured
+            .extension
+            .as_ref()
+            .and_then(|e| match e.status().pop() {
+                Some(StatusLine::Extension(status)) => Some(status),
+                _ => None,
+            })
+    }
+
+    #[test]
+    fn off_unless_asked_and_a_bare_endpoint_does_not_enable_it() {
+        let env = MapEnv::from_pairs(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")]);
+        let configured = configure(&env, &Flags::default(), "s", None);
+        assert!(configured.extension.is_none());
+        assert!(configured.warnings.is_empty());
+    }
+
+    #[test]
+    fn no_otel_beats_otel_and_the_env_switch() {
+        let env = MapEnv::from_pairs(&[("WORKER_OTEL_ENABLED", "yes")]);
+        let flags = Flags {
+            otel: true,
+            no_otel: true,
+            ..Flags::default()
+        };
+        let status = status_of(&configure(&env, &flags, "s", None)).unwrap();
+        assert_eq!(status.status, ExtensionState::Skipped);
+        assert_eq!(status.reason.as_deref(), Some("disabled-by-flag"));
+    }
+
+    #[test]
+    fn content_is_clipped_with_a_count() {
+        let long = "x".repeat(CONTENT_LIMIT + 10);
+        assert_eq!(
+            clip(&long),
+            format!("{}…[truncated 10 chars]", "x".repeat(CONTENT_LIMIT))
+        );
+        assert_eq!(clip("short"), "short");
+    }
+}

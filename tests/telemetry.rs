@@ -1,0 +1,430 @@
+//! OpenTelemetry export through the real binary, received by an OTLP/HTTP server in this test
+//! that decodes the protobuf export requests: the span tree, parent links, attributes, metric
+//! names, the TRACEPARENT parent, content gating, and a dead collector.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::routing::post;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+use support::mock_llm::*;
+use support::{Run, run_worker};
+
+#[derive(Default)]
+struct Received {
+    traces: Vec<ExportTraceServiceRequest>,
+    metrics: Vec<ExportMetricsServiceRequest>,
+}
+
+struct Collector {
+    url: String,
+    received: Arc<Mutex<Received>>,
+}
+
+impl Collector {
+    fn start() -> Collector {
+        let received: Arc<Mutex<Received>> = Arc::default();
+        let state = received.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let app = Router::new()
+                    .route(
+                        "/v1/traces",
+                        post(
+                            |State(s): State<Arc<Mutex<Received>>>, body: Bytes| async move {
+                                s.lock().unwrap().traces.push(
+                                    ExportTraceServiceRequest::decode(body).expect("OTLP traces"),
+                                );
+                                ""
+                            },
+                        ),
+                    )
+                    .route(
+                        "/v1/metrics",
+                        post(
+                            |State(s): State<Arc<Mutex<Received>>>, body: Bytes| async move {
+                                s.lock().unwrap().metrics.push(
+                                    ExportMetricsServiceRequest::decode(body)
+                                        .expect("OTLP metrics"),
+                                );
+                                ""
+                            },
+                        ),
+                    )
+                    .with_state(state);
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                axum::serve(listener, app).await.unwrap();
+            });
+        });
+        let addr: SocketAddr = rx.recv().unwrap();
+        Collector {
+            url: format!("http://{addr}"),
+            received,
+        }
+    }
+
+    fn spans(&self) -> Vec<Span> {
+        self.received
+            .lock()
+            .unwrap()
+            .traces
+            .iter()
+            .flat_map(|r| r.resource_spans.iter())
+            .flat_map(|r| r.scope_spans.iter())
+            .flat_map(|s| s.spans.iter().cloned())
+            .collect()
+    }
+
+    fn metric_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .received
+            .lock()
+            .unwrap()
+            .metrics
+            .iter()
+            .flat_map(|r| r.resource_metrics.iter())
+            .flat_map(|r| r.scope_metrics.iter())
+            .flat_map(|s| s.metrics.iter().map(|m| m.name.clone()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    fn service_name(&self) -> Option<String> {
+        let received = self.received.lock().unwrap();
+        let resource = received
+            .traces
+            .first()?
+            .resource_spans
+            .first()?
+            .resource
+            .as_ref()?;
+        resource
+            .attributes
+            .iter()
+            .find(|kv| kv.key == "service.name")
+            .and_then(|kv| match &kv.value.as_ref()?.value {
+                Some(AnyValue::StringValue(s)) => Some(s.clone()),
+                _ => None,
+            })
+    }
+}
+
+fn attr(span: &Span, key: &str) -> Option<AnyValue> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref()?.value.clone())
+}
+
+fn string(span: &Span, key: &str) -> Option<String> {
+    match attr(span, key)? {
+        AnyValue::StringValue(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn int(span: &Span, key: &str) -> Option<i64> {
+    match attr(span, key)? {
+        AnyValue::IntValue(n) => Some(n),
+        _ => None,
+    }
+}
+
+fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+fn scripted() -> MockLlm {
+    MockLlm::start(vec![
+        Reply::Sse(vec![
+            role(),
+            text("Reading both."),
+            tool_call(0, "c-ok", "read", "{\"path\":\"a.txt\"}"),
+            tool_call(1, "c-bad", "read", "{\"path\":\"missing.txt\"}"),
+            finish("tool_calls"),
+            usage(120, 20, 64),
+            done(),
+        ]),
+        answer("a.txt says alpha."),
+    ])
+}
+
+fn run_with(collector_url: &str, extra: &[&str], env: &[(&str, &str)]) -> (Run, MockLlm) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let mock = scripted();
+    let mut args = vec!["--model", "dynamo/m", "--otel-endpoint", collector_url];
+    args.extend_from_slice(extra);
+    let mut env = env.to_vec();
+    env.push(("DYNAMO_BASE_URL", &mock.url));
+    (run_worker(dir.path(), &args, "read the files", &env), mock)
+}
+
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT_SPAN: &str = "00f067aa0ba902b7";
+
+#[test]
+fn a_run_exports_the_span_tree_metrics_and_joins_the_callers_trace() {
+    let collector = Collector::start();
+    let traceparent = format!("00-{TRACE_ID}-{PARENT_SPAN}-01");
+    let (run, _mock) = run_with(
+        &collector.url,
+        &["--otel", "--otel-service-name", "ci-worker"],
+        &[
+            ("TRACEPARENT", &traceparent),
+            ("DYN_AGENT_TRAJECTORY_ID", "traj-otel"),
+        ],
+    );
+    run.assert_code(0);
+    let status = run.first("extension_status");
+    assert_eq!(status["extension"], "telemetry");
+    assert_eq!(status["status"], "configured");
+    assert_eq!(status["endpoint"], collector.url.as_str());
+    assert_eq!(status["includeContent"], false);
+
+    let spans = collector.spans();
+    let session = named(&spans, "worker.session");
+    assert_eq!(
+        session.len(),
+        1,
+        "{:#?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    let session = session[0];
+    assert_eq!(hex(&session.trace_id), TRACE_ID, "the caller's trace");
+    assert_eq!(
+        hex(&session.parent_span_id),
+        PARENT_SPAN,
+        "parented by TRACEPARENT"
+    );
+    assert_eq!(
+        string(session, "gen_ai.conversation.id").as_deref(),
+        run.events[0]["id"].as_str()
+    );
+    assert_eq!(
+        string(session, "gen_ai.request.model").as_deref(),
+        Some("m")
+    );
+    assert_eq!(string(session, "gen_ai.system").as_deref(), Some("dynamo"));
+    assert_eq!(
+        string(session, "worker.dynamo.trajectory_id").as_deref(),
+        Some("traj-otel")
+    );
+    assert_eq!(session.status.as_ref().map(|s| s.code), Some(1), "OK");
+    assert!(
+        attr(session, "gen_ai.prompt").is_none(),
+        "no content without --otel-include-content"
+    );
+
+    let turns = named(&spans, "worker.turn");
+    assert_eq!(turns.len(), 2);
+    assert!(turns.iter().all(|t| t.parent_span_id == session.span_id));
+    let first_turn = turns
+        .iter()
+        .find(|t| int(t, "worker.turn.index") == Some(0))
+        .unwrap();
+
+    let chats = named(&spans, "chat m");
+    assert_eq!(chats.len(), 2);
+    let chat = chats
+        .iter()
+        .find(|c| c.parent_span_id == first_turn.span_id)
+        .expect("a chat under the first turn");
+    assert_eq!(chat.kind, 3, "SPAN_KIND_CLIENT");
+    assert_eq!(
+        string(chat, "gen_ai.operation.name").as_deref(),
+        Some("chat")
+    );
+    assert_eq!(
+        string(chat, "gen_ai.response.model").as_deref(),
+        Some("mock-model")
+    );
+    assert_eq!(
+        string(chat, "gen_ai.response.id").as_deref(),
+        Some("chatcmpl-mock")
+    );
+    assert_eq!(int(chat, "gen_ai.usage.input_tokens"), Some(120));
+    assert_eq!(int(chat, "gen_ai.usage.output_tokens"), Some(20));
+    assert_eq!(int(chat, "worker.usage.cache_read_tokens"), Some(64));
+    match attr(chat, "gen_ai.response.finish_reasons") {
+        Some(AnyValue::ArrayValue(values)) => assert_eq!(values.values.len(), 1),
+        other => panic!("finish reasons: {other:?}"),
+    }
+
+    let tools = named(&spans, "execute_tool read");
+    assert_eq!(tools.len(), 2);
+    assert!(tools.iter().all(|t| t.parent_span_id == first_turn.span_id));
+    let failed = tools
+        .iter()
+        .find(|t| string(t, "gen_ai.tool.call.id").as_deref() == Some("c-bad"))
+        .unwrap();
+    assert_eq!(
+        failed.status.as_ref().map(|s| s.code),
+        Some(2),
+        "ERROR on a failed tool"
+    );
+    assert_eq!(string(failed, "gen_ai.tool.name").as_deref(), Some("read"));
+    let ok = tools
+        .iter()
+        .find(|t| string(t, "gen_ai.tool.call.id").as_deref() == Some("c-ok"))
+        .unwrap();
+    assert_ne!(ok.status.as_ref().map(|s| s.code), Some(2));
+
+    assert_eq!(collector.service_name().as_deref(), Some("ci-worker"));
+    assert_eq!(
+        collector.metric_names(),
+        [
+            "gen_ai.client.operation.duration",
+            "gen_ai.client.token.usage",
+            "worker.tool.duration",
+            "worker.tool.failures",
+            "worker.tool.invocations",
+            "worker.turns"
+        ]
+    );
+}
+
+#[test]
+fn content_is_exported_only_when_asked_for() {
+    let collector = Collector::start();
+    let (run, _mock) = run_with(&collector.url, &["--otel", "--otel-include-content"], &[]);
+    run.assert_code(0);
+    let spans = collector.spans();
+    let session = named(&spans, "worker.session")[0];
+    assert_eq!(
+        string(session, "gen_ai.prompt").as_deref(),
+        Some("read the files")
+    );
+    let chats = named(&spans, "chat m");
+    assert!(
+        chats
+            .iter()
+            .any(|c| string(c, "gen_ai.completion").as_deref() == Some("a.txt says alpha."))
+    );
+    let tool = named(&spans, "execute_tool read")
+        .into_iter()
+        .find(|t| string(t, "gen_ai.tool.call.id").as_deref() == Some("c-ok"))
+        .unwrap();
+    assert_eq!(string(tool, "worker.tool.result").as_deref(), Some("alpha"));
+    assert_eq!(
+        string(tool, "worker.tool.arguments").as_deref(),
+        Some("{\"path\":\"a.txt\"}")
+    );
+}
+
+#[test]
+fn a_failed_run_marks_the_session_span_as_an_error() {
+    let collector = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![status(401, "{\"error\":{\"message\":\"bad key\"}}")]);
+    let run = run_worker(
+        dir.path(),
+        &[
+            "--model",
+            "dynamo/m",
+            "--otel",
+            "--otel-endpoint",
+            &collector.url,
+        ],
+        "q",
+        &[("DYNAMO_BASE_URL", &mock.url)],
+    );
+    run.assert_code(1);
+    let spans = collector.spans();
+    let session = named(&spans, "worker.session")[0];
+    let status = session.status.as_ref().unwrap();
+    assert_eq!(status.code, 2);
+    assert_eq!(status.message, "HTTP 401: bad key");
+    assert_eq!(
+        named(&spans, "chat m")[0].status.as_ref().map(|s| s.code),
+        Some(2)
+    );
+}
+
+#[test]
+fn off_unless_enabled_and_no_otel_wins() {
+    let collector = Collector::start();
+    let (run, _mock) = run_with(
+        &collector.url,
+        &[],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.url)],
+    );
+    run.assert_code(0);
+    assert!(!run.types().contains(&"extension_status".to_string()));
+    let (run, _mock) = run_with(
+        &collector.url,
+        &["--otel", "--no-otel"],
+        &[("WORKER_OTEL_ENABLED", "1")],
+    );
+    run.assert_code(0);
+    let status = run.first("extension_status");
+    assert_eq!(
+        (status["status"].as_str(), status["reason"].as_str()),
+        (Some("skipped"), Some("disabled-by-flag"))
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(collector.spans().is_empty(), "nothing was exported");
+    let (run, _mock) = run_with(
+        &collector.url,
+        &[],
+        &[
+            ("WORKER_OTEL_ENABLED", "on"),
+            ("OTEL_METRICS_EXPORTER", "none"),
+        ],
+    );
+    run.assert_code(0);
+    assert_eq!(run.first("extension_status")["metrics"], false);
+    assert!(
+        !collector.spans().is_empty(),
+        "the env switch enables export"
+    );
+    assert!(
+        collector.metric_names().is_empty(),
+        "OTEL_METRICS_EXPORTER=none"
+    );
+}
+
+#[test]
+fn a_dead_collector_costs_a_bounded_wait_and_a_warning_not_the_exit_code() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", free.local_addr().unwrap());
+    drop(free);
+    let started = Instant::now();
+    let (run, _mock) = run_with(&url, &["--otel"], &[]);
+    run.assert_code(0);
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(run.stderr.contains("worker: telemetry: "), "{}", run.stderr);
+    assert_eq!(run.last()["type"], "usage_snapshot");
+    assert!(
+        run.stdout
+            .lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()),
+        "stdout stays JSONL"
+    );
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
