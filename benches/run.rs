@@ -3,7 +3,13 @@
 //!
 //! Reports wall time per run, time from exec to the first model request, and peak RSS, each
 //! next to a baseline measured in the same process (`/bin/true`: the cost of exec and wait on
-//! this machine right now), so figures from a loaded machine can still be compared.
+//! this machine right now), so figures from a loaded machine can still be compared. Variants
+//! of the same run are interleaved so that noise falls on all of them alike:
+//! - telemetry: `--otel` with a collector that answers, with its port refused, and with one
+//!   that accepts connections and never answers (the bounded flush at exit);
+//! - `WORKER_BASELINE_BIN`: another build to compare against, e.g. one without the `otel`
+//!   feature (`scripts/bench-telemetry-off.sh` builds it and runs this).
+//!
 //! `BENCH_RUNS` sets the number of runs (default 30).
 
 #[path = "../tests/support/mock_llm.rs"]
@@ -17,7 +23,6 @@ use mock_llm::*;
 
 struct Sample {
     wall: Duration,
-    first_request: Option<Duration>,
     max_rss_kib: i64,
 }
 
@@ -47,7 +52,6 @@ fn measure(mut cmd: Command, stdin: &[u8]) -> (Sample, i32, Instant) {
     (
         Sample {
             wall,
-            first_request: None,
             max_rss_kib: usage.ru_maxrss,
         },
         code,
@@ -64,12 +68,48 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+fn wall(samples: &[Sample]) -> f64 {
+    median(samples.iter().map(|s| ms(s.wall)).collect())
+}
+
+fn rss(samples: &[Sample]) -> f64 {
+    samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0) as f64 / 1024.0
+}
+
+/// An OTLP/HTTP endpoint that takes everything (the "collector up" case).
+fn collector() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().fallback(|| async { "" });
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    format!("http://{}", rx.recv().unwrap())
+}
+
+struct Variant {
+    label: String,
+    binary: String,
+    args: Vec<String>,
+    samples: Vec<Sample>,
+}
+
 fn main() {
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
-    let worker = env!("CARGO_BIN_EXE_worker");
+    let worker = env!("CARGO_BIN_EXE_worker").to_string();
+    let baseline_bin = std::env::var("WORKER_BASELINE_BIN")
+        .ok()
+        .filter(|p| !p.is_empty());
     let workspace = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         workspace.path().join("README.md"),
@@ -103,101 +143,166 @@ fn main() {
             done(),
         ]),
     ]);
-
-    let task = |cwd: &std::path::Path| {
-        let mut cmd = Command::new(worker);
+    let prompt = b"List the files here and read the README, then summarize.";
+    let task = |binary: &str, args: &[String]| {
+        let mut cmd = Command::new(binary);
         cmd.args(["run", "--model", "dynamo/mock-model", "--no-context-files"])
+            .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("DYNAMO_BASE_URL", &mock.url)
-            .current_dir(cwd);
+            .current_dir(workspace.path());
         cmd
     };
 
-    // Warm the page cache and the mock.
-    for _ in 0..3 {
-        measure(
-            task(workspace.path()),
-            b"List the files here and read the README, then summarize.",
-        );
-        measure(Command::new("/bin/true"), b"");
+    let refused = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", free.local_addr().unwrap())
+    };
+    let black_hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let black_hole_url = format!("http://{}", black_hole.local_addr().unwrap());
+    let otel = |endpoint: &str| {
+        vec![
+            "--otel".to_string(),
+            "--otel-endpoint".to_string(),
+            endpoint.to_string(),
+        ]
+    };
+    let mut variants = vec![Variant {
+        label: "telemetry off (default)".into(),
+        binary: worker.clone(),
+        args: vec![],
+        samples: vec![],
+    }];
+    if let Some(bin) = &baseline_bin {
+        variants.push(Variant {
+            label: "baseline build, telemetry off".into(),
+            binary: bin.clone(),
+            args: vec![],
+            samples: vec![],
+        });
+    }
+    variants.push(Variant {
+        label: "--otel, collector up".into(),
+        binary: worker.clone(),
+        args: otel(&collector()),
+        samples: vec![],
+    });
+    variants.push(Variant {
+        label: "--otel, collector port refused".into(),
+        binary: worker.clone(),
+        args: otel(&refused),
+        samples: vec![],
+    });
+    variants.push(Variant {
+        label: "--otel, collector never answers".into(),
+        binary: worker.clone(),
+        args: otel(&black_hole_url),
+        samples: vec![],
+    });
+
+    for variant in &variants {
+        let (_, code, _) = measure(task(&variant.binary, &variant.args), prompt);
+        assert_eq!(code, 0, "{} failed", variant.label);
     }
 
     let mut baseline = Vec::new();
     let mut version = Vec::new();
-    let mut full = Vec::new();
-    for _ in 0..runs {
+    let mut version_baseline = Vec::new();
+    let mut first_request = Vec::new();
+    for round in 0..runs {
         baseline.push(measure(Command::new("/bin/true"), b"").0);
-
-        let mut cmd = Command::new(worker);
+        let mut cmd = Command::new(&worker);
         cmd.arg("--version");
         version.push(measure(cmd, b"").0);
-
-        mock.clear_requests();
-        let (mut sample, code, started) = measure(
-            task(workspace.path()),
-            b"List the files here and read the README, then summarize.",
-        );
-        assert_eq!(code, 0, "the 3-turn task failed");
-        let requests = mock.requests();
-        assert_eq!(requests.len(), 3, "3 model requests per run");
-        sample.first_request = Some(requests[0].at.duration_since(started));
-        full.push(sample);
+        if let Some(bin) = &baseline_bin {
+            let mut cmd = Command::new(bin);
+            cmd.arg("--version");
+            version_baseline.push(measure(cmd, b"").0);
+        }
+        for (i, variant) in variants.iter_mut().enumerate() {
+            // The slow telemetry cases only every few rounds: they measure a bound, not noise.
+            if i >= 3 && round % 5 != 0 {
+                continue;
+            }
+            mock.clear_requests();
+            let (sample, code, started) = measure(task(&variant.binary, &variant.args), prompt);
+            assert_eq!(code, 0, "{} failed", variant.label);
+            if i == 0 {
+                let requests = mock.requests();
+                assert_eq!(requests.len(), 3, "3 model requests per run");
+                first_request.push(ms(requests[0].at.duration_since(started)));
+            }
+            variant.samples.push(sample);
+        }
     }
+    drop(black_hole);
 
-    let wall = |s: &[Sample]| median(s.iter().map(|x| ms(x.wall)).collect());
-    let rss = |s: &[Sample]| s.iter().map(|x| x.max_rss_kib).max().unwrap_or(0) as f64 / 1024.0;
-    let base_wall = wall(&baseline);
-    let version_wall = wall(&version);
-    let full_wall = wall(&full);
-    let first = median(
-        full.iter()
-            .filter_map(|x| x.first_request.map(ms))
-            .collect(),
-    );
-
-    println!("worker run benchmark: {runs} runs, medians (baseline = /bin/true, same process)");
+    let base = wall(&baseline);
+    let default_run = wall(&variants[0].samples);
+    println!("worker run benchmark: {runs} rounds, medians (baseline = /bin/true, same process)");
     println!(
-        "{:<38} {:>10} {:>12} {:>12}",
-        "measure", "value", "vs baseline", "target"
+        "{:<40} {:>10} {:>12} {:>12}",
+        "measure", "value", "ratio", "target"
     );
     println!(
-        "{:<38} {:>8.2}ms {:>12} {:>12}",
-        "baseline: exec + wait of /bin/true", base_wall, "1.0x", "-"
+        "{:<40} {:>8.2}ms {:>12} {:>12}",
+        "baseline: exec + wait of /bin/true", base, "1.0x", "-"
     );
     println!(
-        "{:<38} {:>8.2}ms {:>11.1}x {:>12}",
+        "{:<40} {:>8.2}ms {:>11.1}x {:>12}",
         "worker --version",
-        version_wall,
-        version_wall / base_wall,
+        wall(&version),
+        wall(&version) / base,
         "< 2 ms"
     );
+    if !version_baseline.is_empty() {
+        println!(
+            "{:<40} {:>8.2}ms {:>11.2}x {:>12}",
+            "  baseline build --version (vs worker)",
+            wall(&version_baseline),
+            wall(&version_baseline) / wall(&version),
+            "-"
+        );
+    }
     println!(
-        "{:<38} {:>8.2}ms {:>11.1}x {:>12}",
+        "{:<40} {:>8.2}ms {:>11.1}x {:>12}",
         "exec to first model request",
-        first,
-        first / base_wall,
+        median(first_request.clone()),
+        median(first_request) / base,
         "< 5 ms"
     );
     println!(
-        "{:<38} {:>8.2}ms {:>11.1}x {:>12}",
+        "{:<40} {:>8.2}ms {:>11.1}x {:>12}",
         "3-turn run (ls, read, answer)",
-        full_wall,
-        full_wall / base_wall,
+        default_run,
+        default_run / base,
         "< 35 ms"
     );
     println!(
-        "{:<38} {:>7.1}MiB {:>11.1}x {:>12}",
+        "{:<40} {:>7.1}MiB {:>11.1}x {:>12}",
         "peak RSS, 3-turn run (max)",
-        rss(&full),
-        rss(&full) / rss(&baseline).max(0.001),
+        rss(&variants[0].samples),
+        rss(&variants[0].samples) / rss(&baseline).max(0.001),
         "< 14 MiB"
     );
     println!(
-        "{:<38} {:>7.1}MiB {:>12} {:>12}",
+        "{:<40} {:>7.1}MiB {:>12} {:>12}",
         "peak RSS, --version (max)",
         rss(&version),
         "-",
         "-"
     );
+    println!("\n3-turn run variants (ratio to telemetry off):");
+    for variant in &variants[1..] {
+        let median_wall = wall(&variant.samples);
+        println!(
+            "  {:<38} {:>8.2}ms {:>10.2}x   peak RSS {:.1}MiB   ({} runs)",
+            variant.label,
+            median_wall,
+            median_wall / default_run,
+            rss(&variant.samples),
+            variant.samples.len()
+        );
+    }
 }
