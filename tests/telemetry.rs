@@ -415,7 +415,16 @@ fn a_dead_collector_costs_a_bounded_wait_and_a_warning_not_the_exit_code() {
         "{:?}",
         started.elapsed()
     );
-    assert!(run.stderr.contains("worker: telemetry: "), "{}", run.stderr);
+    for signal in ["traces", "metrics"] {
+        let prefix = format!("worker: telemetry: could not deliver {signal} to the collector: ");
+        let line = run.stderr.lines().find(|l| l.starts_with(&prefix));
+        let reason = line.map(|l| &l[prefix.len()..]);
+        assert!(
+            reason.is_some_and(|r| r.contains("HTTP export failed")),
+            "{signal}: the warning says why: {}",
+            run.stderr
+        );
+    }
     assert_eq!(run.last()["type"], "usage_snapshot");
     assert!(
         run.stdout

@@ -18,7 +18,9 @@ use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol as OtlpProtocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::metrics::data::ResourceMetrics;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::{SdkMeterProvider, Temporality};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 
@@ -37,8 +39,9 @@ struct Instruments {
     turns: Counter<u64>,
 }
 
-/// Wraps the span exporter to remember why the last export failed: the batch processor
-/// itself only logs it, and the run should say so on stderr.
+/// Wraps an exporter to remember why the last export failed: the SDK itself only logs it
+/// (or, for metrics, reports a bare "failed to shutdown"), and the run should say why on
+/// stderr.
 #[derive(Debug)]
 struct Tapped<E> {
     inner: E,
@@ -67,6 +70,28 @@ impl<E: SpanExporter> SpanExporter for Tapped<E> {
     }
 }
 
+impl<E: PushMetricExporter> PushMetricExporter for Tapped<E> {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let result = self.inner.export(metrics).await;
+        if let Err(err) = &result {
+            *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.to_string());
+        }
+        result
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: std::time::Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.inner.temporality()
+    }
+}
+
 #[derive(Default)]
 struct State {
     session: Option<Context>,
@@ -81,6 +106,7 @@ pub struct Otel {
     status: ExtensionStatus,
     tracer: Option<(SdkTracerProvider, BoxedTracer)>,
     trace_failure: Arc<Mutex<Option<String>>>,
+    metric_failure: Arc<Mutex<Option<String>>>,
     meter: Option<(SdkMeterProvider, Instruments)>,
     /// The caller's trace (`TRACEPARENT` / `TRACESTATE`), or an empty context.
     parent: Context,
@@ -105,6 +131,7 @@ impl Otel {
                 .map(|base| format!("{base}/v1/{signal}"))
         };
         let trace_failure: Arc<Mutex<Option<String>>> = Arc::default();
+        let metric_failure: Arc<Mutex<Option<String>>> = Arc::default();
         let tracer = if settings.traces {
             let mut builder = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
@@ -142,7 +169,10 @@ impl Otel {
                 .build()
                 .map_err(|err| format!("cannot build the metric exporter: {err}"))?;
             let provider = SdkMeterProvider::builder()
-                .with_periodic_exporter(exporter)
+                .with_periodic_exporter(Tapped {
+                    inner: exporter,
+                    failure: metric_failure.clone(),
+                })
                 .with_resource(resource)
                 .build();
             let meter = provider.meter("worker");
@@ -180,6 +210,7 @@ impl Otel {
             status,
             tracer,
             trace_failure,
+            metric_failure,
             meter,
             parent,
             state: Mutex::new(State::default()),
@@ -478,6 +509,7 @@ impl Extension for Otel {
         let tracer = self.tracer.as_ref().map(|(provider, _)| provider.clone());
         let meter = self.meter.as_ref().map(|(provider, _)| provider.clone());
         let trace_failure = self.trace_failure.clone();
+        let metric_failure = self.metric_failure.clone();
         Box::pin(async move {
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::spawn(move || {
@@ -501,7 +533,16 @@ impl Extension for Otel {
                             "telemetry: could not deliver traces to the collector: {err}"
                         )));
                     }
-                    if let Some(Err(err)) = metrics {
+                    let export_failure = metric_failure
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take();
+                    let metrics = match (export_failure, metrics) {
+                        (Some(err), _) => Some(err),
+                        (None, Some(Err(err))) => Some(err.to_string()),
+                        _ => None,
+                    };
+                    if let Some(err) = metrics {
                         warnings.push(StatusLine::Warning(format!(
                             "telemetry: could not deliver metrics to the collector: {err}"
                         )));
