@@ -1,6 +1,6 @@
 //! OpenTelemetry export through the real binary, received by an OTLP/HTTP server in this test
 //! that decodes the protobuf export requests: the span tree, parent links, attributes, metric
-//! names, the TRACEPARENT parent, content gating, and a dead collector.
+//! names, the TRACEPARENT parent, content gating, collector auth headers, and a dead collector.
 
 mod support;
 
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -22,8 +23,18 @@ use support::{Run, run_worker};
 
 #[derive(Default)]
 struct Received {
+    /// When set, exports without `authorization: <this>` are refused with 401.
+    required_auth: Option<String>,
     traces: Vec<ExportTraceServiceRequest>,
     metrics: Vec<ExportMetricsServiceRequest>,
+}
+
+impl Received {
+    fn authorized(&self, headers: &HeaderMap) -> bool {
+        self.required_auth.as_deref().is_none_or(|required| {
+            headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(required)
+        })
+    }
 }
 
 struct Collector {
@@ -33,7 +44,14 @@ struct Collector {
 
 impl Collector {
     fn start() -> Collector {
-        let received: Arc<Mutex<Received>> = Arc::default();
+        Collector::start_with(None)
+    }
+
+    fn start_with(required_auth: Option<&str>) -> Collector {
+        let received = Arc::new(Mutex::new(Received {
+            required_auth: required_auth.map(str::to_string),
+            ..Received::default()
+        }));
         let state = received.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -46,23 +64,35 @@ impl Collector {
                     .route(
                         "/v1/traces",
                         post(
-                            |State(s): State<Arc<Mutex<Received>>>, body: Bytes| async move {
-                                s.lock().unwrap().traces.push(
+                            |State(s): State<Arc<Mutex<Received>>>,
+                             headers: HeaderMap,
+                             body: Bytes| async move {
+                                let mut s = s.lock().unwrap();
+                                if !s.authorized(&headers) {
+                                    return StatusCode::UNAUTHORIZED;
+                                }
+                                s.traces.push(
                                     ExportTraceServiceRequest::decode(body).expect("OTLP traces"),
                                 );
-                                ""
+                                StatusCode::OK
                             },
                         ),
                     )
                     .route(
                         "/v1/metrics",
                         post(
-                            |State(s): State<Arc<Mutex<Received>>>, body: Bytes| async move {
-                                s.lock().unwrap().metrics.push(
+                            |State(s): State<Arc<Mutex<Received>>>,
+                             headers: HeaderMap,
+                             body: Bytes| async move {
+                                let mut s = s.lock().unwrap();
+                                if !s.authorized(&headers) {
+                                    return StatusCode::UNAUTHORIZED;
+                                }
+                                s.metrics.push(
                                     ExportMetricsServiceRequest::decode(body)
                                         .expect("OTLP metrics"),
                                 );
-                                ""
+                                StatusCode::OK
                             },
                         ),
                     )
@@ -420,8 +450,10 @@ fn a_dead_collector_costs_a_bounded_wait_and_a_warning_not_the_exit_code() {
         let line = run.stderr.lines().find(|l| l.starts_with(&prefix));
         let reason = line.map(|l| &l[prefix.len()..]);
         assert!(
-            reason.is_some_and(|r| r.contains("HTTP export failed")),
-            "{signal}: the warning says why: {}",
+            reason.is_some_and(
+                |r| r.contains(&format!("/v1/{signal}")) && r.contains("Connection refused")
+            ),
+            "{signal}: the warning names the URL and the cause: {}",
             run.stderr
         );
     }
@@ -432,6 +464,38 @@ fn a_dead_collector_costs_a_bounded_wait_and_a_warning_not_the_exit_code() {
             .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()),
         "stdout stays JSONL"
     );
+}
+
+#[test]
+fn collector_headers_come_from_the_environment_and_a_refusal_is_reported() {
+    let collector = Collector::start_with(Some("Bearer otlp-secret"));
+    let (run, _mock) = run_with(&collector.url, &["--otel"], &[]);
+    run.assert_code(0);
+    for signal in ["traces", "metrics"] {
+        let expected = format!(
+            "worker: telemetry: could not deliver {signal} to the collector: \
+             Operation failed: HTTP export failed with status code: 401"
+        );
+        assert!(
+            run.stderr.lines().any(|l| l == expected),
+            "{expected}\n{}",
+            run.stderr
+        );
+    }
+    assert!(collector.spans().is_empty());
+
+    let (run, _mock) = run_with(
+        &collector.url,
+        &["--otel"],
+        &[(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "authorization=Bearer%20otlp-secret",
+        )],
+    );
+    run.assert_code(0);
+    assert!(!run.stderr.contains("telemetry"), "{}", run.stderr);
+    assert!(!collector.spans().is_empty());
+    assert!(!collector.metric_names().is_empty());
 }
 
 fn hex(bytes: &[u8]) -> String {

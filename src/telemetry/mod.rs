@@ -25,6 +25,8 @@ use crate::dynamo::identity::AgentIdentity;
 use crate::events::{ExtensionState, ExtensionStatus};
 
 #[cfg(feature = "otel")]
+mod delivery;
+#[cfg(feature = "otel")]
 mod otel;
 
 /// The longest a run waits at exit for telemetry to leave.

@@ -17,13 +17,11 @@ use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProv
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol as OtlpProtocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::metrics::data::ResourceMetrics;
-use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
-use opentelemetry_sdk::metrics::{SdkMeterProvider, Temporality};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+use opentelemetry_sdk::trace::SdkTracerProvider;
 
+use super::delivery::{Failure, RecordingClient, Tapped};
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
 use crate::agent::{Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
 use crate::events::{AssistantMessage, ExtensionStatus, RunStopReason, StopReason, ToolCall};
@@ -39,59 +37,6 @@ struct Instruments {
     turns: Counter<u64>,
 }
 
-/// Wraps an exporter to remember why the last export failed: the SDK itself only logs it
-/// (or, for metrics, reports a bare "failed to shutdown"), and the run should say why on
-/// stderr.
-#[derive(Debug)]
-struct Tapped<E> {
-    inner: E,
-    failure: Arc<Mutex<Option<String>>>,
-}
-
-impl<E: SpanExporter> SpanExporter for Tapped<E> {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let result = self.inner.export(batch).await;
-        if let Err(err) = &result {
-            *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.to_string());
-        }
-        result
-    }
-
-    fn shutdown_with_timeout(&self, timeout: std::time::Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
-    }
-}
-
-impl<E: PushMetricExporter> PushMetricExporter for Tapped<E> {
-    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
-        let result = self.inner.export(metrics).await;
-        if let Err(err) = &result {
-            *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.to_string());
-        }
-        result
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn shutdown_with_timeout(&self, timeout: std::time::Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn temporality(&self) -> Temporality {
-        self.inner.temporality()
-    }
-}
-
 #[derive(Default)]
 struct State {
     session: Option<Context>,
@@ -105,8 +50,8 @@ pub struct Otel {
     settings: Settings,
     status: ExtensionStatus,
     tracer: Option<(SdkTracerProvider, BoxedTracer)>,
-    trace_failure: Arc<Mutex<Option<String>>>,
-    metric_failure: Arc<Mutex<Option<String>>>,
+    trace_failure: Arc<Failure>,
+    metric_failure: Arc<Failure>,
     meter: Option<(SdkMeterProvider, Instruments)>,
     /// The caller's trace (`TRACEPARENT` / `TRACESTATE`), or an empty context.
     parent: Context,
@@ -130,13 +75,14 @@ impl Otel {
                 .as_ref()
                 .map(|base| format!("{base}/v1/{signal}"))
         };
-        let trace_failure: Arc<Mutex<Option<String>>> = Arc::default();
-        let metric_failure: Arc<Mutex<Option<String>>> = Arc::default();
+        let trace_failure = Arc::new(Failure::default());
+        let metric_failure = Arc::new(Failure::default());
         let tracer = if settings.traces {
             let mut builder = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
                 .with_protocol(protocol)
                 .with_timeout(EXPORT_TIMEOUT)
+                .with_http_client(RecordingClient::new(EXPORT_TIMEOUT, trace_failure.clone())?)
                 .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
             if let Some(url) = endpoint("traces") {
                 builder = builder.with_endpoint(url);
@@ -161,6 +107,10 @@ impl Otel {
                 .with_http()
                 .with_protocol(protocol)
                 .with_timeout(EXPORT_TIMEOUT)
+                .with_http_client(RecordingClient::new(
+                    EXPORT_TIMEOUT,
+                    metric_failure.clone(),
+                )?)
                 .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
             if let Some(url) = endpoint("metrics") {
                 builder = builder.with_endpoint(url);
@@ -524,19 +474,13 @@ impl Extension for Otel {
             let mut warnings = Vec::new();
             match waited {
                 Ok(Ok((_, metrics))) => {
-                    let traces = trace_failure
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .take();
+                    let traces = trace_failure.take();
                     if let Some(err) = traces {
                         warnings.push(StatusLine::Warning(format!(
                             "telemetry: could not deliver traces to the collector: {err}"
                         )));
                     }
-                    let export_failure = metric_failure
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .take();
+                    let export_failure = metric_failure.take();
                     let metrics = match (export_failure, metrics) {
                         (Some(err), _) => Some(err),
                         (None, Some(Err(err))) => Some(err.to_string()),

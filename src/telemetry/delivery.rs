@@ -1,0 +1,175 @@
+//! Knowing why telemetry did not arrive.
+//!
+//! The OTLP exporters report a failed export to the SDK, which only logs it; and the HTTP
+//! exporter reduces every transport error to a bare "network error". An operator whose
+//! collector is down needs the cause ("connection refused", "operation timed out") on
+//! stderr, so each signal gets a [`Failure`] slot fed from both ends: [`RecordingClient`]
+//! notes the transport error behind a failed request, [`Tapped`] notes the export error and
+//! joins the two.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::Temporality;
+use opentelemetry_sdk::metrics::data::ResourceMetrics;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+
+/// Why the last export of one signal failed.
+#[derive(Debug, Default)]
+pub struct Failure {
+    last: Mutex<Option<String>>,
+    transport: Mutex<Option<String>>,
+}
+
+impl Failure {
+    /// The reason of the last failed export, if the last export failed.
+    pub fn take(&self) -> Option<String> {
+        lock(&self.last).take()
+    }
+
+    fn exported(&self, result: &OTelSdkResult) {
+        let transport = lock(&self.transport).take();
+        *lock(&self.last) = match (result, transport) {
+            (Ok(()), _) => None,
+            (Err(err), Some(cause)) => Some(format!("{err} ({cause})")),
+            (Err(err), None) => Some(err.to_string()),
+        };
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An error with its causes, as one line: reqwest's own message names only the URL.
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The exporters' blocking HTTP client, noting the cause of each transport error.
+#[derive(Debug)]
+pub struct RecordingClient {
+    inner: reqwest::blocking::Client,
+    failure: Arc<Failure>,
+}
+
+impl RecordingClient {
+    /// `timeout` bounds each request. The blocking client owns a runtime of its own, which
+    /// may not be created on a thread that runs async tasks, so it is built on a helper.
+    pub fn new(timeout: Duration, failure: Arc<Failure>) -> Result<RecordingClient, String> {
+        let built = std::thread::Builder::new()
+            .name("otlp-client".into())
+            .spawn(move || {
+                reqwest::blocking::Client::builder()
+                    .timeout(timeout)
+                    .build()
+            })
+            .map_err(|err| format!("cannot start the OTLP client thread: {err}"))?
+            .join()
+            .map_err(|_| "the OTLP client thread failed".to_string())?;
+        let inner = built.map_err(|err| format!("cannot build the OTLP HTTP client: {err}"))?;
+        Ok(RecordingClient { inner, failure })
+    }
+}
+
+#[async_trait::async_trait]
+impl HttpClient for RecordingClient {
+    async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
+        let result = self.inner.send_bytes(request).await;
+        if let Err(err) = &result {
+            *lock(&self.failure.transport) = Some(chain(err.as_ref()));
+        }
+        result
+    }
+}
+
+/// An exporter that reports each export's outcome to its signal's [`Failure`].
+#[derive(Debug)]
+pub struct Tapped<E> {
+    pub inner: E,
+    pub failure: Arc<Failure>,
+}
+
+impl<E: SpanExporter> SpanExporter for Tapped<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let result = self.inner.export(batch).await;
+        self.failure.exported(&result);
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+impl<E: PushMetricExporter> PushMetricExporter for Tapped<E> {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let result = self.inner.export(metrics).await;
+        self.failure.exported(&result);
+        result
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.inner.temporality()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_sdk::error::OTelSdkError;
+
+    #[test]
+    fn a_failed_export_names_the_transport_cause_and_a_success_clears_it() {
+        let failure = Failure::default();
+        *lock(&failure.transport) = Some("tcp connect error: Connection refused".into());
+        failure.exported(&Err(OTelSdkError::InternalFailure("network error".into())));
+        let reason = failure.take().unwrap_or_default();
+        assert!(reason.contains("network error"), "{reason}");
+        assert!(
+            reason.ends_with("(tcp connect error: Connection refused)"),
+            "{reason}"
+        );
+        assert_eq!(failure.take(), None, "taken once");
+
+        failure.exported(&Err(OTelSdkError::InternalFailure("status 500".into())));
+        assert_eq!(
+            failure.take().as_deref(),
+            Some("Operation failed: status 500"),
+            "an earlier cause is not reused"
+        );
+        failure.exported(&Err(OTelSdkError::InternalFailure("x".into())));
+        failure.exported(&Ok(()));
+        assert_eq!(failure.take(), None, "the last export succeeded");
+    }
+}
