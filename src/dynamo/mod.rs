@@ -278,7 +278,8 @@ impl Extension for DynamoBridge {
         trace.write(&AgentTraceRecord {
             schema: records::AGENT_SCHEMA,
             event_type: EventType::RequestEnd,
-            event_time_unix_ms: exchange.started_unix_ms + exchange.total_ms.round() as u64,
+            // Both parts rounded down, so the end never lands after a tool call it caused.
+            event_time_unix_ms: exchange.started_unix_ms + exchange.total_ms.floor() as u64,
             event_source: "harness",
             agent_context: &self.settings.identity,
             request: Some(metrics),
