@@ -18,6 +18,8 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
+use crate::llm::error_chain;
+
 /// Why the last export of one signal failed.
 #[derive(Debug, Default)]
 pub struct Failure {
@@ -45,21 +47,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// An error with its causes, as one line: reqwest's own message names only the URL.
-fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
 /// The exporters' blocking HTTP client, noting the cause of each transport error.
 #[derive(Debug)]
 pub struct RecordingClient {
@@ -67,22 +54,26 @@ pub struct RecordingClient {
     failure: Arc<Failure>,
 }
 
+/// The exporters' HTTP client; `timeout` bounds each request. One serves both signals (it
+/// is a handle to one connection pool and one runtime thread). It owns a runtime of its own,
+/// which may not be created on a thread that runs async tasks, so it is built on a helper.
+pub fn blocking_client(timeout: Duration) -> Result<reqwest::blocking::Client, String> {
+    std::thread::Builder::new()
+        .name("otlp-client".into())
+        .spawn(move || {
+            reqwest::blocking::Client::builder()
+                .timeout(timeout)
+                .build()
+        })
+        .map_err(|err| format!("cannot start the OTLP client thread: {err}"))?
+        .join()
+        .map_err(|_| "the OTLP client thread failed".to_string())?
+        .map_err(|err| format!("cannot build the OTLP HTTP client: {err}"))
+}
+
 impl RecordingClient {
-    /// `timeout` bounds each request. The blocking client owns a runtime of its own, which
-    /// may not be created on a thread that runs async tasks, so it is built on a helper.
-    pub fn new(timeout: Duration, failure: Arc<Failure>) -> Result<RecordingClient, String> {
-        let built = std::thread::Builder::new()
-            .name("otlp-client".into())
-            .spawn(move || {
-                reqwest::blocking::Client::builder()
-                    .timeout(timeout)
-                    .build()
-            })
-            .map_err(|err| format!("cannot start the OTLP client thread: {err}"))?
-            .join()
-            .map_err(|_| "the OTLP client thread failed".to_string())?;
-        let inner = built.map_err(|err| format!("cannot build the OTLP HTTP client: {err}"))?;
-        Ok(RecordingClient { inner, failure })
+    pub fn new(inner: reqwest::blocking::Client, failure: Arc<Failure>) -> RecordingClient {
+        RecordingClient { inner, failure }
     }
 }
 
@@ -91,7 +82,7 @@ impl HttpClient for RecordingClient {
     async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
         let result = self.inner.send_bytes(request).await;
         if let Err(err) = &result {
-            *lock(&self.failure.transport) = Some(chain(err.as_ref()));
+            *lock(&self.failure.transport) = Some(error_chain(err.as_ref()));
         }
         result
     }

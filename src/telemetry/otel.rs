@@ -21,7 +21,7 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
-use super::delivery::{Failure, RecordingClient, Tapped};
+use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
 use crate::agent::{Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
 use crate::events::{AssistantMessage, ExtensionStatus, RunStopReason, StopReason, ToolCall};
@@ -75,6 +75,7 @@ impl Otel {
                 .as_ref()
                 .map(|base| format!("{base}/v1/{signal}"))
         };
+        let http = blocking_client(EXPORT_TIMEOUT)?;
         let trace_failure = Arc::new(Failure::default());
         let metric_failure = Arc::new(Failure::default());
         let tracer = if settings.traces {
@@ -82,7 +83,7 @@ impl Otel {
                 .with_http()
                 .with_protocol(protocol)
                 .with_timeout(EXPORT_TIMEOUT)
-                .with_http_client(RecordingClient::new(EXPORT_TIMEOUT, trace_failure.clone())?)
+                .with_http_client(RecordingClient::new(http.clone(), trace_failure.clone()))
                 .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
             if let Some(url) = endpoint("traces") {
                 builder = builder.with_endpoint(url);
@@ -107,10 +108,7 @@ impl Otel {
                 .with_http()
                 .with_protocol(protocol)
                 .with_timeout(EXPORT_TIMEOUT)
-                .with_http_client(RecordingClient::new(
-                    EXPORT_TIMEOUT,
-                    metric_failure.clone(),
-                )?)
+                .with_http_client(RecordingClient::new(http, metric_failure.clone()))
                 .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
             if let Some(url) = endpoint("metrics") {
                 builder = builder.with_endpoint(url);
