@@ -78,27 +78,31 @@ fn rss(samples: &[Sample]) -> f64 {
 
 /// An OTLP/HTTP endpoint that takes everything (the "collector up" case).
 fn collector() -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = axum::Router::new().fallback(|| async { "" });
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    format!("http://{}", rx.recv().unwrap())
+    format!(
+        "http://{}",
+        serve(axum::Router::new().fallback(|| async { "" }))
+    )
 }
 
 struct Variant {
     label: String,
     binary: String,
     args: Vec<String>,
+    /// Run only every fifth round: a dead-collector case measures a bound, not noise.
+    sparse: bool,
     samples: Vec<Sample>,
+}
+
+impl Variant {
+    fn new(label: &str, binary: &str, args: Vec<String>, sparse: bool) -> Variant {
+        Variant {
+            label: label.to_string(),
+            binary: binary.to_string(),
+            args,
+            sparse,
+            samples: Vec::new(),
+        }
+    }
 }
 
 fn main() {
@@ -168,38 +172,36 @@ fn main() {
             endpoint.to_string(),
         ]
     };
-    let mut variants = vec![Variant {
-        label: "telemetry off (default)".into(),
-        binary: worker.clone(),
-        args: vec![],
-        samples: vec![],
-    }];
+    // The first variant is the reference the others are compared with.
+    let mut variants = vec![Variant::new(
+        "telemetry off (default)",
+        &worker,
+        vec![],
+        false,
+    )];
     if let Some(bin) = &baseline_bin {
-        variants.push(Variant {
-            label: "baseline build, telemetry off".into(),
-            binary: bin.clone(),
-            args: vec![],
-            samples: vec![],
-        });
+        variants.push(Variant::new(
+            "baseline build, telemetry off",
+            bin,
+            vec![],
+            false,
+        ));
     }
-    variants.push(Variant {
-        label: "--otel, collector up".into(),
-        binary: worker.clone(),
-        args: otel(&collector()),
-        samples: vec![],
-    });
-    variants.push(Variant {
-        label: "--otel, collector port refused".into(),
-        binary: worker.clone(),
-        args: otel(&refused),
-        samples: vec![],
-    });
-    variants.push(Variant {
-        label: "--otel, collector never answers".into(),
-        binary: worker.clone(),
-        args: otel(&black_hole_url),
-        samples: vec![],
-    });
+    variants.extend([
+        Variant::new("--otel, collector up", &worker, otel(&collector()), false),
+        Variant::new(
+            "--otel, collector port refused",
+            &worker,
+            otel(&refused),
+            true,
+        ),
+        Variant::new(
+            "--otel, collector never answers",
+            &worker,
+            otel(&black_hole_url),
+            true,
+        ),
+    ]);
 
     for variant in &variants {
         let (_, code, _) = measure(task(&variant.binary, &variant.args), prompt);
@@ -221,8 +223,7 @@ fn main() {
             version_baseline.push(measure(cmd, b"").0);
         }
         for (i, variant) in variants.iter_mut().enumerate() {
-            // The slow telemetry cases only every few rounds: they measure a bound, not noise.
-            if i >= 3 && round % 5 != 0 {
+            if variant.sparse && round % 5 != 0 {
                 continue;
             }
             mock.clear_requests();

@@ -4,13 +4,12 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -25,8 +24,8 @@ use support::{Run, run_worker};
 struct Received {
     /// When set, exports without `authorization: <this>` are refused with 401.
     required_auth: Option<String>,
-    traces: Vec<ExportTraceServiceRequest>,
-    metrics: Vec<ExportMetricsServiceRequest>,
+    /// Each accepted export request: the signal (`traces`, `metrics`) and its body.
+    exports: Vec<(String, Bytes)>,
 }
 
 impl Received {
@@ -35,6 +34,40 @@ impl Received {
             headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(required)
         })
     }
+
+    fn bodies<'a>(&'a self, signal: &'a str) -> impl Iterator<Item = Bytes> + 'a {
+        self.exports
+            .iter()
+            .filter(move |(s, _)| s == signal)
+            .map(|(_, body)| body.clone())
+    }
+
+    fn traces(&self) -> Vec<ExportTraceServiceRequest> {
+        self.bodies("traces")
+            .map(|b| ExportTraceServiceRequest::decode(b).expect("OTLP traces"))
+            .collect()
+    }
+
+    fn metrics(&self) -> Vec<ExportMetricsServiceRequest> {
+        self.bodies("metrics")
+            .map(|b| ExportMetricsServiceRequest::decode(b).expect("OTLP metrics"))
+            .collect()
+    }
+}
+
+/// `POST /v1/{signal}`: OTLP/HTTP export, kept whole for the test to decode.
+async fn export(
+    State(received): State<Arc<Mutex<Received>>>,
+    Path(signal): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let mut received = received.lock().unwrap();
+    if !received.authorized(&headers) {
+        return StatusCode::UNAUTHORIZED;
+    }
+    received.exports.push((signal, body));
+    StatusCode::OK
 }
 
 struct Collector {
@@ -52,59 +85,11 @@ impl Collector {
             required_auth: required_auth.map(str::to_string),
             ..Received::default()
         }));
-        let state = received.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let app = Router::new()
-                    .route(
-                        "/v1/traces",
-                        post(
-                            |State(s): State<Arc<Mutex<Received>>>,
-                             headers: HeaderMap,
-                             body: Bytes| async move {
-                                let mut s = s.lock().unwrap();
-                                if !s.authorized(&headers) {
-                                    return StatusCode::UNAUTHORIZED;
-                                }
-                                s.traces.push(
-                                    ExportTraceServiceRequest::decode(body).expect("OTLP traces"),
-                                );
-                                StatusCode::OK
-                            },
-                        ),
-                    )
-                    .route(
-                        "/v1/metrics",
-                        post(
-                            |State(s): State<Arc<Mutex<Received>>>,
-                             headers: HeaderMap,
-                             body: Bytes| async move {
-                                let mut s = s.lock().unwrap();
-                                if !s.authorized(&headers) {
-                                    return StatusCode::UNAUTHORIZED;
-                                }
-                                s.metrics.push(
-                                    ExportMetricsServiceRequest::decode(body)
-                                        .expect("OTLP metrics"),
-                                );
-                                StatusCode::OK
-                            },
-                        ),
-                    )
-                    .with_state(state);
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
-        let addr: SocketAddr = rx.recv().unwrap();
+        let app = Router::new()
+            .route("/v1/{signal}", post(export))
+            .with_state(received.clone());
         Collector {
-            url: format!("http://{addr}"),
+            url: format!("http://{}", serve(app)),
             received,
         }
     }
@@ -113,7 +98,7 @@ impl Collector {
         self.received
             .lock()
             .unwrap()
-            .traces
+            .traces()
             .iter()
             .flat_map(|r| r.resource_spans.iter())
             .flat_map(|r| r.scope_spans.iter())
@@ -126,7 +111,7 @@ impl Collector {
             .received
             .lock()
             .unwrap()
-            .metrics
+            .metrics()
             .iter()
             .flat_map(|r| r.resource_metrics.iter())
             .flat_map(|r| r.scope_metrics.iter())
@@ -138,14 +123,8 @@ impl Collector {
     }
 
     fn service_name(&self) -> Option<String> {
-        let received = self.received.lock().unwrap();
-        let resource = received
-            .traces
-            .first()?
-            .resource_spans
-            .first()?
-            .resource
-            .as_ref()?;
+        let traces = self.received.lock().unwrap().traces();
+        let resource = traces.first()?.resource_spans.first()?.resource.as_ref()?;
         resource
             .attributes
             .iter()

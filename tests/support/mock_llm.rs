@@ -97,31 +97,11 @@ impl MockLlm {
             upstream,
             ..Inner::default()
         });
-        let state = inner.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind");
-                tx.send(listener.local_addr().expect("addr"))
-                    .expect("send addr");
-                let app = Router::new()
-                    .route("/v1/chat/completions", post(chat))
-                    .route("/v1/models", get(models))
-                    .with_state(state);
-                let _ = axum::serve(
-                    listener,
-                    app.into_make_service_with_connect_info::<SocketAddr>(),
-                )
-                .await;
-            });
-        });
-        let addr = rx.recv().expect("mock server address");
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/models", get(models))
+            .with_state(inner.clone());
+        let addr = serve(app);
         MockLlm {
             url: format!("http://{addr}/v1"),
             inner,
@@ -235,6 +215,31 @@ async fn chat(
 }
 
 // ---- chunk builders -------------------------------------------------------------------------
+
+/// Serves `app` on a free port of 127.0.0.1 from a thread and runtime of its own, for the
+/// life of the process; handlers can extract the client's address (`ConnectInfo`).
+pub fn serve(app: Router) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(listener.local_addr().expect("addr"))
+                .expect("send addr");
+            let _ = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .await;
+        });
+    });
+    rx.recv().expect("server address")
+}
 
 pub fn chunk(delta: Value) -> Frame {
     Frame::Data(json!({"id": "chatcmpl-mock", "model": "mock-model", "choices": [{"index": 0, "delta": delta}]}).to_string())
