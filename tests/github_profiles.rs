@@ -321,11 +321,18 @@ async fn no_secret_reaches_any_output() {
     )
     .await;
     run.assert_code(0);
-    // The paths that could leak were taken.
-    let results: Vec<&str> = run
-        .all("tool_execution_end")
+    // The paths that could leak were taken. The two GitHub calls run concurrently, so their
+    // ends come in either order: take the results in call order.
+    let ends = run.all("tool_execution_end");
+    let results: Vec<&str> = ["c1", "c2", "c3"]
         .iter()
-        .map(|e| e["result"]["content"][0]["text"].as_str().unwrap())
+        .map(|id| {
+            let end = ends
+                .iter()
+                .find(|e| e["toolCallId"] == *id)
+                .unwrap_or_else(|| panic!("no tool_execution_end for {id}"));
+            end["result"]["content"][0]["text"].as_str().unwrap()
+        })
         .collect();
     assert!(
         results[0].contains("seen: Bearer [REDACTED]"),
