@@ -12,7 +12,7 @@
 //!
 //! `BENCH_RUNS` sets the number of runs (default 30).
 
-#[path = "../tests/support/mock_llm.rs"]
+#[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
 
 use std::io::Write;

@@ -1,11 +1,10 @@
 //! GitHub tools through the real binary: registration-time gating by profile, the status line,
 //! usage errors, and a secret scan of every output of a run made with recognizable secrets.
 
-mod support;
 
 use serde_json::{Value, json};
-use support::mock_llm::*;
-use support::{Run, run_worker};
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_worker};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 

@@ -1,13 +1,12 @@
 //! The real binary against a scripted OpenAI-compatible server over real HTTP: streaming,
 //! tool calls, retries, failures, and the exact events and exit code each produces.
 
-mod support;
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::mock_llm::*;
-use support::{run_dynamo, run_worker};
+use crate::support::mock_llm::*;
+use crate::support::{run_dynamo, run_worker};
 
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

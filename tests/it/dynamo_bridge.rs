@@ -2,13 +2,12 @@
 //! generations, the automatic switch, tool events received by a real ZeroMQ PULL socket,
 //! the local trace file, and a root → child → grandchild subagent chain.
 
-mod support;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::mock_llm::*;
-use support::{Run, run_worker};
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_worker};
 
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -8,14 +8,13 @@
 //! durations, retry delays, the temporary cwd and spill-file paths; consecutive progress
 //! updates of one tool call are merged (their split depends on timing).
 //!
-//! `WORKER_BLESS=1 cargo test --test golden` rewrites the expected files; review the diff.
+//! `WORKER_BLESS=1 cargo test --test it golden` rewrites the expected files; review the diff.
 
-mod support;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use support::run_worker;
+use crate::support::run_worker;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

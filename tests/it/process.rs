@@ -1,7 +1,6 @@
 //! The process as an orchestrator sees it: signals, a reader that goes away, recording and
 //! replaying a run.
 
-mod support;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
@@ -10,8 +9,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use support::mock_llm::*;
-use support::{Run, run_worker, worker_command};
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_worker, worker_command};
 
 fn spawn_dynamo(dir: &std::path::Path, url: &str, prompt_args: &[&str]) -> Child {
     let mut cmd = worker_command(dir);

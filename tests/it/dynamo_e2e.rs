@@ -1,9 +1,9 @@
 //! Against real Dynamo (PyPI `ai-dynamo`, frontend + CPU mocker), both protocol generations.
 //!
 //! Run by `scripts/dynamo-e2e.sh`, which installs Dynamo 1.2.1 and 1.6.1 into cached
-//! virtualenvs and runs this file inside a network namespace with only loopback. Without
-//! `WORKER_DYNAMO_E2E` (the install cache) the tests say so and pass: a plain `cargo test`
-//! needs no Dynamo.
+//! virtualenvs and runs these tests (`--ignored`) inside a network namespace with only
+//! loopback. A plain `cargo test` lists them as ignored; run by hand without
+//! `WORKER_DYNAMO_E2E` (the install cache) they fail, naming the script.
 //!
 //! For each version: worker runs directly against the frontend (the mocker streams no text
 //! and stops at max_tokens, so the run ends with `length`, exit 1), and Dynamo's trace must
@@ -14,23 +14,19 @@
 //! trace, on the same trajectory, after the request that asked for it, and a subagent
 //! started from bash must land with its rewritten trajectory and parent.
 
-mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::mock_llm::*;
-use support::run_worker;
+use crate::support::mock_llm::*;
+use crate::support::run_worker;
 
-fn cache() -> Option<PathBuf> {
+fn cache() -> PathBuf {
     match std::env::var_os("WORKER_DYNAMO_E2E") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            eprintln!("WORKER_DYNAMO_E2E is not set: skipping (run scripts/dynamo-e2e.sh)");
-            None
-        }
+        Some(dir) => PathBuf::from(dir),
+        None => panic!("WORKER_DYNAMO_E2E is not set: run scripts/dynamo-e2e.sh"),
     }
 }
 
@@ -588,18 +584,20 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
 }
 
 fn exercise(version: &'static str, expected_protocol: &str) {
-    let Some(cache) = cache() else { return };
+    let cache = cache();
     let stack = Stack::boot(&cache, version);
     direct_run(&stack, expected_protocol);
     tool_run(&stack, expected_protocol);
 }
 
 #[test]
+#[ignore = "needs real Dynamo: scripts/dynamo-e2e.sh"]
 fn dynamo_1_2_1_agent_trace() {
     exercise("1.2.1", "agent");
 }
 
 #[test]
+#[ignore = "needs real Dynamo: scripts/dynamo-e2e.sh"]
 fn dynamo_1_6_1_request_trace() {
     exercise("1.6.1", "request");
 }

@@ -1,13 +1,12 @@
 //! The command line: help, version, and every usage error (exit 2, stderr only, no stdout).
 
-mod support;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::mock_llm::{MockLlm, answer};
-use support::{Run, run_worker, worker_command};
+use crate::support::mock_llm::{MockLlm, answer};
+use crate::support::{Run, run_worker, worker_command};
 
 fn usage_error(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
     let dir = tempfile::tempdir().unwrap();

@@ -2,7 +2,6 @@
 //! that decodes the protobuf export requests: the span tree, parent links, attributes, metric
 //! names, the TRACEPARENT parent, content gating, collector auth headers, and a dead collector.
 
-mod support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,8 +16,8 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
-use support::mock_llm::*;
-use support::{Run, run_worker};
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_worker};
 
 #[derive(Default)]
 struct Received {

@@ -1,14 +1,13 @@
 //! Permission errors through the real binary. Mode bits don't stop root, so when the tests run
 //! as root the worker is started as `nobody` (setpriv), against files root owns.
 
-mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::json;
-use support::Run;
+use crate::support::Run;
 
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

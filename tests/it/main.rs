@@ -1,0 +1,18 @@
+//! The integration tests, one binary: each module drives the real `worker` binary (or the
+//! library) against servers on 127.0.0.1 speaking the real wire formats.
+//!
+//! `cargo test` runs them all except `dynamo_e2e`, which needs real Dynamo and is run by
+//! `scripts/dynamo-e2e.sh` (`--ignored`).
+
+mod support;
+
+mod cli;
+mod dynamo_bridge;
+mod dynamo_e2e;
+mod github_profiles;
+mod github_tools;
+mod golden;
+mod model_server;
+mod permissions;
+mod process;
+mod telemetry;
