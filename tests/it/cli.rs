@@ -1,6 +1,5 @@
 //! The command line: help, version, and every usage error (exit 2, stderr only, no stdout).
 
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

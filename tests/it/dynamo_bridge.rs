@@ -2,12 +2,11 @@
 //! generations, the automatic switch, tool events received by a real ZeroMQ PULL socket,
 //! the local trace file, and a root → child → grandchild subagent chain.
 
-
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use crate::support::mock_llm::*;
 use crate::support::{Run, run_worker};
+use serde_json::{Value, json};
 
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

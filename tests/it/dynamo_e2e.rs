@@ -14,14 +14,13 @@
 //! trace, on the same trajectory, after the request that asked for it, and a subagent
 //! started from bash must land with its rewritten trajectory and parent.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use crate::support::mock_llm::*;
 use crate::support::run_worker;
+use serde_json::{Value, json};
 
 fn cache() -> PathBuf {
     match std::env::var_os("WORKER_DYNAMO_E2E") {

@@ -1,10 +1,9 @@
 //! GitHub tools through the real binary: registration-time gating by profile, the status line,
 //! usage errors, and a secret scan of every output of a run made with recognizable secrets.
 
-
-use serde_json::{Value, json};
 use crate::support::mock_llm::*;
 use crate::support::{Run, run_worker};
+use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 

@@ -10,11 +10,10 @@
 //!
 //! `WORKER_BLESS=1 cargo test --test it golden` rewrites the expected files; review the diff.
 
-
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use crate::support::run_worker;
+use serde::Deserialize;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

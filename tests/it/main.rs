@@ -16,3 +16,4 @@ mod model_server;
 mod permissions;
 mod process;
 mod telemetry;
+mod tool_definitions;

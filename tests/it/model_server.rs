@@ -1,12 +1,11 @@
 //! The real binary against a scripted OpenAI-compatible server over real HTTP: streaming,
 //! tool calls, retries, failures, and the exact events and exit code each produces.
 
-
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use crate::support::mock_llm::*;
 use crate::support::{run_dynamo, run_worker};
+use serde_json::json;
 
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

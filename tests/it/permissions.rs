@@ -1,13 +1,12 @@
 //! Permission errors through the real binary. Mode bits don't stop root, so when the tests run
 //! as root the worker is started as `nobody` (setpriv), against files root owns.
 
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::json;
 use crate::support::Run;
+use serde_json::json;
 
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

@@ -1,16 +1,15 @@
 //! The process as an orchestrator sees it: signals, a reader that goes away, recording and
 //! replaying a run.
 
-
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_worker, worker_command};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use crate::support::mock_llm::*;
-use crate::support::{Run, run_worker, worker_command};
 
 fn spawn_dynamo(dir: &std::path::Path, url: &str, prompt_args: &[&str]) -> Child {
     let mut cmd = worker_command(dir);

@@ -2,10 +2,11 @@
 //! that decodes the protobuf export requests: the span tree, parent links, attributes, metric
 //! names, the TRACEPARENT parent, content gating, collector auth headers, and a dead collector.
 
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_worker};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -16,8 +17,6 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
-use crate::support::mock_llm::*;
-use crate::support::{Run, run_worker};
 
 #[derive(Default)]
 struct Received {
