@@ -7,26 +7,33 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use similar::TextDiff;
 
 use super::atomic::write_atomic;
 use super::edit_match::{Edit, MatchError, apply_edits, first_changed_line};
 use super::write::write_error;
-use super::{Tool, ToolContext, ToolError, ToolFuture, parse_args, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
 use crate::events::ToolResult;
 
 pub struct EditTool;
 
-#[derive(Deserialize)]
-struct Params {
+#[derive(Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
+pub struct EditArgs {
+    /// Path to the file to edit (relative or absolute)
     path: String,
-    #[serde(default)]
+    /// Replacements to make; each oldText must occur exactly once in the original file
+    #[schemars(with = "Vec<EditParam>", required)]
     edits: Option<EditsField>,
+    // The legacy flat form; not advertised.
     #[serde(default, rename = "oldText")]
+    #[schemars(skip)]
     old_text: Option<String>,
     #[serde(default, rename = "newText")]
+    #[schemars(skip)]
     new_text: Option<String>,
 }
 
@@ -37,74 +44,45 @@ enum EditsField {
     Encoded(String),
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
 struct EditParam {
+    /// Exact text to find (include enough context to be unique)
     #[serde(rename = "oldText")]
     old_text: String,
+    /// Text to put in its place
     #[serde(rename = "newText")]
     new_text: String,
 }
 
-impl Tool for EditTool {
-    fn name(&self) -> &str {
-        "edit"
+impl TypedTool for EditTool {
+    type Args = EditArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "edit",
+            description: "Edit a file by replacing exact text. Each edits[].oldText must match a unique, \
+                          non-overlapping region of the original file; all edits are matched against the file \
+                          as it was before this call. If an exact match fails, whitespace, quote and dash \
+                          differences are tolerated (indentation is not). Use several edits in one call for \
+                          separate changes to the same file.",
+            snippet: Some("Make precise edits to files (replace exact text)"),
+            read_only: false,
+        }
     }
 
-    fn description(&self) -> &str {
-        "Edit a file by replacing exact text. Each edits[].oldText must match a unique, \
-         non-overlapping region of the original file; all edits are matched against the file \
-         as it was before this call. If an exact match fails, whitespace, quote and dash \
-         differences are tolerated (indentation is not). Use several edits in one call for \
-         separate changes to the same file."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
-                "edits": {
-                    "type": "array",
-                    "description": "Replacements to make; each oldText must occur exactly once in the original file",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "oldText": {"type": "string", "description": "Exact text to find (include enough context to be unique)"},
-                            "newText": {"type": "string", "description": "Text to put in its place"}
-                        },
-                        "required": ["oldText", "newText"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["path", "edits"],
-            "additionalProperties": false
-        })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "Make precise edits to files (replace exact text)"
-    }
-
-    fn is_read_only(&self) -> bool {
-        false
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("edit", &args)?;
-            let edits = collect_edits(&params)?;
-            let path = paths::resolve(&ctx.cwd, &params.path)?;
-            let _guard = ctx.files.lock(&path).await;
-            let display = params.path;
-            tokio::task::spawn_blocking(move || edit_file(&path, &display, &edits))
-                .await
-                .map_err(|err| ToolError::new(format!("edit failed: {err}")))?
-        })
+    async fn run(&self, args: EditArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let edits = collect_edits(&args)?;
+        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let _guard = ctx.files.lock(&path).await;
+        let display = args.path;
+        tokio::task::spawn_blocking(move || edit_file(&path, &display, &edits))
+            .await
+            .map_err(|err| ToolError::new(format!("edit failed: {err}")))?
     }
 }
 
-fn collect_edits(params: &Params) -> Result<Vec<Edit>, ToolError> {
+fn collect_edits(params: &EditArgs) -> Result<Vec<Edit>, ToolError> {
     let mut edits: Vec<Edit> = match &params.edits {
         None => Vec::new(),
         Some(EditsField::List(list)) => list.iter().map(to_edit).collect(),

@@ -9,70 +9,51 @@ use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::args::Count;
 use super::truncate::{MAX_BYTES, format_size, truncate_head};
-use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result, walk};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
 use crate::events::ToolResult;
 
 const DEFAULT_LIMIT: usize = 1000;
 
 pub struct FindTool;
 
-#[derive(Deserialize)]
-struct Params {
+#[derive(Deserialize, JsonSchema)]
+pub struct FindArgs {
+    /// Glob pattern to match, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'
     pattern: String,
-    #[serde(default)]
+    /// Directory to search in (default: current directory)
     path: Option<String>,
-    #[serde(default, deserialize_with = "args::opt_u64")]
-    limit: Option<u64>,
+    /// Maximum number of results (default: 1000)
+    limit: Option<Count>,
 }
 
-impl Tool for FindTool {
-    fn name(&self) -> &str {
-        "find"
+impl TypedTool for FindTool {
+    type Args = FindArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "find",
+            description: "Find files and directories by glob pattern, e.g. '*.ts', '**/*.json' or \
+                          'src/**/test_*.py'. Respects .gitignore and includes hidden files. Returns paths \
+                          relative to the search directory (directories end in /), sorted, up to 1000 by \
+                          default (see limit).",
+            snippet: Some("Find files by glob pattern (respects .gitignore)"),
+            read_only: true,
+        }
     }
 
-    fn description(&self) -> &str {
-        "Find files and directories by glob pattern, e.g. '*.ts', '**/*.json' or \
-         'src/**/test_*.py'. Respects .gitignore and includes hidden files. Returns paths \
-         relative to the search directory (directories end in /), sorted, up to 1000 by \
-         default (see limit)."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Glob pattern to match, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
-                "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
-                "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"}
-            },
-            "required": ["pattern"]
-        })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "Find files by glob pattern (respects .gitignore)"
-    }
-
-    fn is_read_only(&self) -> bool {
-        true
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("find", &args)?;
-            let display = params.path.clone().unwrap_or_else(|| ".".to_string());
-            let root = paths::resolve(&ctx.cwd, &display)?;
-            let cancel = ctx.cancel.clone();
-            tokio::task::spawn_blocking(move || {
-                find(&root, &display, &params, &|| cancel.is_cancelled())
-            })
+    async fn run(&self, args: FindArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let display = args.path.clone().unwrap_or_else(|| ".".to_string());
+        let root = paths::resolve(&ctx.cwd, &display)?;
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || find(&root, &display, &args, &|| cancel.is_cancelled()))
             .await
             .map_err(|err| ToolError::new(format!("find failed: {err}")))?
-        })
     }
 }
 
@@ -111,7 +92,7 @@ impl Pattern {
 fn find(
     root: &Path,
     display: &str,
-    params: &Params,
+    params: &FindArgs,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<ToolResult, ToolError> {
     match std::fs::metadata(root) {
@@ -124,8 +105,8 @@ fn find(
     let pattern = Pattern::new(params.pattern.trim())?;
     let limit = params
         .limit
-        .filter(|n| *n > 0)
-        .map_or(DEFAULT_LIMIT, |n| n as usize);
+        .filter(|n| n.0 > 0)
+        .map_or(DEFAULT_LIMIT, |n| n.0 as usize);
     let found: Mutex<Vec<(String, bool)>> = Mutex::new(Vec::new());
     walk::builder(root).build_parallel().run(|| {
         let found = &found;

@@ -13,11 +13,13 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::args::{Count, Flag};
 use super::truncate::{MAX_BYTES, cap_line, format_size, truncate_head};
-use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result, walk};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
 use crate::events::ToolResult;
 
 const DEFAULT_LIMIT: usize = 100;
@@ -25,72 +27,49 @@ const MAX_LINE_CHARS: usize = 500;
 
 pub struct GrepTool;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct Params {
+pub struct GrepArgs {
+    /// Search pattern (regex, or literal text with literal: true)
     pattern: String,
-    #[serde(default)]
+    /// Directory or file to search (default: current directory)
     path: Option<String>,
-    #[serde(default)]
+    /// Only search files matching this glob, e.g. '*.ts' or 'src/**/*.rs'
     glob: Option<String>,
-    #[serde(default, deserialize_with = "args::opt_bool")]
-    ignore_case: Option<bool>,
-    #[serde(default, deserialize_with = "args::opt_bool")]
-    literal: Option<bool>,
-    #[serde(default, deserialize_with = "args::opt_u64")]
-    context: Option<u64>,
-    #[serde(default, deserialize_with = "args::opt_u64")]
-    limit: Option<u64>,
+    /// Case-insensitive search (default: false)
+    ignore_case: Option<Flag>,
+    /// Treat pattern as literal text, not a regex (default: false)
+    literal: Option<Flag>,
+    /// Lines to show before and after each match (default: 0)
+    context: Option<Count>,
+    /// Maximum number of matches to return (default: 100)
+    limit: Option<Count>,
 }
 
-impl Tool for GrepTool {
-    fn name(&self) -> &str {
-        "grep"
+impl TypedTool for GrepTool {
+    type Args = GrepArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "grep",
+            description: "Search file contents for a regex (or literal) pattern. Respects .gitignore, searches \
+                          hidden files, skips binary files. Returns `path:LINE: text` per matching line (context \
+                          lines as `path-LINE- text`). Stops at 100 matches by default (see limit); long lines \
+                          are cut at 500 characters and the output at 50KB.",
+            snippet: Some("Search file contents for patterns (respects .gitignore)"),
+            read_only: true,
+        }
     }
 
-    fn description(&self) -> &str {
-        "Search file contents for a regex (or literal) pattern. Respects .gitignore, searches \
-         hidden files, skips binary files. Returns `path:LINE: text` per matching line (context \
-         lines as `path-LINE- text`). Stops at 100 matches by default (see limit); long lines \
-         are cut at 500 characters and the output at 50KB."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Search pattern (regex, or literal text with literal: true)"},
-                "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
-                "glob": {"type": "string", "description": "Only search files matching this glob, e.g. '*.ts' or 'src/**/*.rs'"},
-                "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
-                "literal": {"type": "boolean", "description": "Treat pattern as literal text, not a regex (default: false)"},
-                "context": {"type": "number", "description": "Lines to show before and after each match (default: 0)"},
-                "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"}
-            },
-            "required": ["pattern"]
+    async fn run(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let display = args.path.clone().unwrap_or_else(|| ".".to_string());
+        let root = paths::resolve(&ctx.cwd, &display)?;
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || {
+            search(&root, &display, &args, &|| cancel.is_cancelled())
         })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "Search file contents for patterns (respects .gitignore)"
-    }
-
-    fn is_read_only(&self) -> bool {
-        true
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("grep", &args)?;
-            let display = params.path.clone().unwrap_or_else(|| ".".to_string());
-            let root = paths::resolve(&ctx.cwd, &display)?;
-            let cancel = ctx.cancel.clone();
-            tokio::task::spawn_blocking(move || {
-                search(&root, &display, &params, &|| cancel.is_cancelled())
-            })
-            .await
-            .map_err(|err| ToolError::new(format!("grep failed: {err}")))?
-        })
+        .await
+        .map_err(|err| ToolError::new(format!("grep failed: {err}")))?
     }
 }
 
@@ -108,23 +87,23 @@ struct Hit {
 fn search(
     root: &Path,
     display: &str,
-    params: &Params,
+    params: &GrepArgs,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<ToolResult, ToolError> {
     if std::fs::symlink_metadata(root).is_err() {
         return Err(ToolError::new(format!("Path not found: {display}")));
     }
     let matcher = RegexMatcherBuilder::new()
-        .case_insensitive(params.ignore_case.unwrap_or(false))
-        .fixed_strings(params.literal.unwrap_or(false))
+        .case_insensitive(params.ignore_case.is_some_and(|f| f.0))
+        .fixed_strings(params.literal.is_some_and(|f| f.0))
         .line_terminator(Some(b'\n'))
         .build(&params.pattern)
         .map_err(|err| ToolError::new(format!("Invalid regex '{}': {err}", params.pattern)))?;
     let limit = params
         .limit
-        .filter(|n| *n > 0)
-        .map_or(DEFAULT_LIMIT, |n| n as usize);
-    let context = params.context.unwrap_or(0) as usize;
+        .filter(|n| n.0 > 0)
+        .map_or(DEFAULT_LIMIT, |n| n.0 as usize);
+    let context = params.context.map_or(0, |n| n.0 as usize);
 
     let mut walker = walk::builder(root);
     if let Some(glob) = params.glob.as_deref().filter(|g| !g.trim().is_empty()) {

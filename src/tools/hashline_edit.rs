@@ -8,15 +8,16 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use similar::TextDiff;
 
 use super::atomic::write_atomic;
 use super::edit_match::first_changed_line;
 use super::hashline::{line_prefix, line_tag, parse_anchor};
 use super::write::write_error;
-use super::{Tool, ToolContext, ToolError, ToolFuture, parse_args, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
 use crate::events::ToolResult;
 
 /// Lines shown on each side of a stale anchor.
@@ -26,13 +27,14 @@ const ECHO_LIMIT: usize = 40;
 
 pub struct HashlineEditTool;
 
-#[derive(Deserialize)]
-struct Params {
+#[derive(Deserialize, JsonSchema)]
+pub struct HashlineEditArgs {
+    /// Path to the file to edit
     path: String,
     edits: Vec<EditParam>,
 }
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "lowercase")]
 enum Op {
     Replace,
@@ -40,12 +42,14 @@ enum Op {
     Append,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct EditParam {
     op: Op,
+    /// Anchor LINE#TAG of the first line concerned
     pos: String,
-    #[serde(default)]
+    /// replace only: anchor of the last line to replace (default: pos)
     end: Option<String>,
+    /// New lines (array, or one string with newlines); null with replace deletes
     #[serde(default)]
     lines: LinesParam,
 }
@@ -57,6 +61,22 @@ enum LinesParam {
     None,
     Many(Vec<String>),
     One(String),
+}
+
+impl JsonSchema for LinesParam {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LinesParam".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}, {"type": "null"}]
+        })
+    }
 }
 
 impl LinesParam {
@@ -72,69 +92,35 @@ impl LinesParam {
     }
 }
 
-impl Tool for HashlineEditTool {
-    fn name(&self) -> &str {
-        "hashline_edit"
+impl TypedTool for HashlineEditTool {
+    type Args = HashlineEditArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "hashline_edit",
+            description: "Edit a file by line anchors. First read it with hashline: true, which prefixes every \
+                          line with LINE#TAG:. Each edit names an anchor (pos, e.g. \"12#KJ\"): op replace \
+                          replaces lines pos..end (end defaults to pos; lines null deletes them), prepend inserts \
+                          before pos, append inserts after pos. If any anchor no longer matches the file, nothing \
+                          is changed and the current lines are shown.",
+            snippet: Some("Edit files by LINE#TAG anchors from read with hashline: true"),
+            read_only: false,
+        }
     }
 
-    fn description(&self) -> &str {
-        "Edit a file by line anchors. First read it with hashline: true, which prefixes every \
-         line with LINE#TAG:. Each edit names an anchor (pos, e.g. \"12#KJ\"): op replace \
-         replaces lines pos..end (end defaults to pos; lines null deletes them), prepend inserts \
-         before pos, append inserts after pos. If any anchor no longer matches the file, nothing \
-         is changed and the current lines are shown."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path to the file to edit"},
-                "edits": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "op": {"type": "string", "enum": ["replace", "prepend", "append"]},
-                            "pos": {"type": "string", "description": "Anchor LINE#TAG of the first line concerned"},
-                            "end": {"type": "string", "description": "replace only: anchor of the last line to replace (default: pos)"},
-                            "lines": {
-                                "description": "New lines (array, or one string with newlines); null with replace deletes",
-                                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}, {"type": "null"}]
-                            }
-                        },
-                        "required": ["op", "pos"]
-                    }
-                }
-            },
-            "required": ["path", "edits"]
-        })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "Edit files by LINE#TAG anchors from read with hashline: true"
-    }
-
-    fn is_read_only(&self) -> bool {
-        false
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("hashline_edit", &args)?;
-            if params.edits.is_empty() {
-                return Err(ToolError::new(
-                    "Validation failed for tool \"hashline_edit\":\n  - edits: at least one edit is required",
-                ));
-            }
-            let path = paths::resolve(&ctx.cwd, &params.path)?;
-            let _guard = ctx.files.lock(&path).await;
-            let display = params.path;
-            let edits = params.edits;
-            tokio::task::spawn_blocking(move || edit_file(&path, &display, edits))
-                .await
-                .map_err(|err| ToolError::new(format!("hashline_edit failed: {err}")))?
-        })
+    async fn run(&self, args: HashlineEditArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        if args.edits.is_empty() {
+            return Err(ToolError::new(
+                "Validation failed for tool \"hashline_edit\":\n  - edits: at least one edit is required",
+            ));
+        }
+        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let _guard = ctx.files.lock(&path).await;
+        let display = args.path;
+        let edits = args.edits;
+        tokio::task::spawn_blocking(move || edit_file(&path, &display, edits))
+            .await
+            .map_err(|err| ToolError::new(format!("hashline_edit failed: {err}")))?
     }
 }
 

@@ -2,67 +2,50 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::args::Count;
 use super::truncate::{MAX_BYTES, format_size, truncate_head};
-use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
 use crate::events::ToolResult;
 
 const DEFAULT_LIMIT: usize = 500;
 
 pub struct LsTool;
 
-#[derive(Deserialize)]
-struct Params {
-    #[serde(default)]
+#[derive(Deserialize, JsonSchema)]
+pub struct LsArgs {
+    /// Directory to list (default: current directory)
     path: Option<String>,
-    #[serde(default, deserialize_with = "args::opt_u64")]
-    limit: Option<u64>,
+    /// Maximum number of entries to return (default: 500)
+    limit: Option<Count>,
 }
 
-impl Tool for LsTool {
-    fn name(&self) -> &str {
-        "ls"
+impl TypedTool for LsTool {
+    type Args = LsArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "ls",
+            description: "List a directory's entries, sorted alphabetically (case-insensitive), directories \
+                          marked with a trailing /, dotfiles included. Up to 500 entries by default (see limit).",
+            snippet: Some("List directory contents"),
+            read_only: true,
+        }
     }
 
-    fn description(&self) -> &str {
-        "List a directory's entries, sorted alphabetically (case-insensitive), directories \
-         marked with a trailing /, dotfiles included. Up to 500 entries by default (see limit)."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory to list (default: current directory)"},
-                "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"}
-            },
-            "required": []
-        })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "List directory contents"
-    }
-
-    fn is_read_only(&self) -> bool {
-        true
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("ls", &args)?;
-            let display = params.path.clone().unwrap_or_else(|| ".".to_string());
-            let dir = paths::resolve(&ctx.cwd, &display)?;
-            let limit = params
-                .limit
-                .filter(|n| *n > 0)
-                .map_or(DEFAULT_LIMIT, |n| n as usize);
-            tokio::task::spawn_blocking(move || list(&dir, &display, limit))
-                .await
-                .map_err(|err| ToolError::new(format!("ls failed: {err}")))?
-        })
+    async fn run(&self, args: LsArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let display = args.path.unwrap_or_else(|| ".".to_string());
+        let dir = paths::resolve(&ctx.cwd, &display)?;
+        let limit = args
+            .limit
+            .filter(|n| n.0 > 0)
+            .map_or(DEFAULT_LIMIT, |n| n.0 as usize);
+        tokio::task::spawn_blocking(move || list(&dir, &display, limit))
+            .await
+            .map_err(|err| ToolError::new(format!("ls failed: {err}")))?
     }
 }
 

@@ -1,20 +1,19 @@
 //! Tools: what the agent uses to touch the repository.
 //!
-//! Every tool implements [`Tool`]: a name, a description and a JSON schema for the model, a
-//! read-only flag that lets the loop run a batch of read-only calls concurrently, and an async
-//! `execute` that receives the arguments and a [`ToolContext`] (cwd, cancellation, progress,
-//! file locks). A tool never fails the run: an `Err(ToolError)` becomes an `isError: true`
-//! result whose text tells the model what went wrong.
+//! Every tool is defined one way ([`define`]): a [`ToolSpec`] (name, description, prompt line,
+//! read-only flag), a typed argument struct whose JSON Schema is derived from it, and an async
+//! `run` that receives the parsed arguments and a [`ToolContext`] (cwd, cancellation, progress,
+//! file locks). The registry and the loop see each one as a [`Tool`]. A tool never fails the
+//! run: an `Err(ToolError)` becomes an `isError: true` result whose text tells the model what
+//! went wrong.
 //!
 //! Names, parameters and result texts follow Pi's built-in tools, which models are tuned on.
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -23,6 +22,7 @@ use crate::events::{TextContent, ToolResult};
 pub mod args;
 mod atomic;
 mod bash;
+mod define;
 mod edit;
 mod edit_match;
 mod find;
@@ -38,6 +38,7 @@ mod walk;
 mod write;
 
 pub use bash::ProcessGroups;
+pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
 
 /// Tools active unless `--tools` says otherwise, in the order the model sees them.
@@ -45,8 +46,10 @@ pub const DEFAULT_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "
 /// Tools that exist but are only active when `--tools` names them.
 pub const OPT_IN_TOOLS: [&str; 1] = ["hashline_edit"];
 
-pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult, ToolError>> + Send + 'a>>;
+pub type ToolFuture<'a> = BoxFuture<'a, Result<ToolResult, ToolError>>;
 
+/// A tool as the registry and the loop see it. Implemented for every [`TypedTool`]; define
+/// tools that way rather than implementing this directly.
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
     /// What the model reads to decide when and how to call the tool.
@@ -128,16 +131,6 @@ pub fn text_result(text: impl Into<String>, details: Option<Value>) -> ToolResul
         content: vec![TextContent::text(text)],
         details,
     }
-}
-
-/// Deserializes a tool's arguments, or explains to the model what was wrong with them.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
-    serde_json::from_value(args.clone()).map_err(|err| {
-        let received = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
-        ToolError::new(format!(
-            "Validation failed for tool \"{tool}\":\n  - {err}\n\nReceived arguments:\n{received}"
-        ))
-    })
 }
 
 /// The tools a run offers the model.
@@ -333,7 +326,10 @@ mod tests {
         struct Params {
             path: String,
         }
-        let err = parse_args::<Params>("read", &json!({"file": "x"})).unwrap_err();
+        let err = parse_args::<Params>("read", &json!({"file": "x"}), |field| {
+            format!("missing field `{field}`")
+        })
+        .unwrap_err();
         assert_eq!(
             err.message,
             "Validation failed for tool \"read\":\n  - missing field `path`\n\nReceived arguments:\n{\n  \"file\": \"x\"\n}"

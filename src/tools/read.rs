@@ -9,75 +9,57 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::args::{Count, Flag};
 use super::hashline::line_prefix;
 use super::truncate::{MAX_BYTES, MAX_LINES, TruncatedBy, Truncation, format_size};
-use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
 use crate::events::ToolResult;
 
 pub struct ReadTool;
 
-#[derive(Deserialize)]
-struct Params {
+#[derive(Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// Path to the file to read (relative or absolute)
     path: String,
-    #[serde(default, deserialize_with = "args::opt_u64")]
-    offset: Option<u64>,
-    #[serde(default, deserialize_with = "args::opt_u64")]
-    limit: Option<u64>,
-    #[serde(default, deserialize_with = "args::opt_bool")]
-    hashline: Option<bool>,
+    /// Line number to start reading from (1-indexed)
+    offset: Option<Count>,
+    /// Maximum number of lines to read
+    limit: Option<Count>,
+    /// Prefix each line with its LINE#TAG anchor for hashline_edit
+    hashline: Option<Flag>,
 }
 
-impl Tool for ReadTool {
-    fn name(&self) -> &str {
-        "read"
+impl TypedTool for ReadTool {
+    type Args = ReadArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "read",
+            description: "Read a file's contents. Text comes back as-is, without line numbers. Output is limited \
+                          to 2000 lines or 50KB, whichever comes first; when more remains, the result says which \
+                          offset to continue from. Use offset (1-indexed line) and limit for large files. \
+                          hashline: true prefixes each line with an anchor (LINE#TAG:) for hashline_edit. \
+                          Binary files and images are described, not dumped.",
+            snippet: Some("Read file contents"),
+            read_only: true,
+        }
     }
 
-    fn description(&self) -> &str {
-        "Read a file's contents. Text comes back as-is, without line numbers. Output is limited \
-         to 2000 lines or 50KB, whichever comes first; when more remains, the result says which \
-         offset to continue from. Use offset (1-indexed line) and limit for large files. \
-         hashline: true prefixes each line with an anchor (LINE#TAG:) for hashline_edit. \
-         Binary files and images are described, not dumped."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
-                "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
-                "limit": {"type": "number", "description": "Maximum number of lines to read"},
-                "hashline": {"type": "boolean", "description": "Prefix each line with its LINE#TAG anchor for hashline_edit"}
-            },
-            "required": ["path"]
-        })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "Read file contents"
-    }
-
-    fn is_read_only(&self) -> bool {
-        true
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("read", &args)?;
-            let path = paths::resolve(&ctx.cwd, &params.path)?;
-            let request = ReadRequest {
-                display: params.path,
-                start: params.offset.unwrap_or(1).max(1),
-                limit: params.limit.filter(|n| *n > 0),
-                hashline: params.hashline.unwrap_or(false),
-            };
-            tokio::task::spawn_blocking(move || read_file(&path, &request))
-                .await
-                .map_err(|err| ToolError::new(format!("read failed: {err}")))?
-        })
+    async fn run(&self, args: ReadArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let request = ReadRequest {
+            display: args.path,
+            start: args.offset.map_or(1, |n| n.0).max(1),
+            limit: args.limit.map(|n| n.0).filter(|n| *n > 0),
+            hashline: args.hashline.is_some_and(|f| f.0),
+        };
+        tokio::task::spawn_blocking(move || read_file(&path, &request))
+            .await
+            .map_err(|err| ToolError::new(format!("read failed: {err}")))?
     }
 }
 

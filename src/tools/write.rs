@@ -3,65 +3,49 @@
 use std::io;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::atomic::write_atomic;
-use super::{Tool, ToolContext, ToolError, ToolFuture, parse_args, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
+use crate::events::ToolResult;
 
 pub struct WriteTool;
 
-#[derive(Deserialize)]
-struct Params {
+#[derive(Deserialize, JsonSchema)]
+pub struct WriteArgs {
+    /// Path to the file to write (relative or absolute)
     path: String,
+    /// Content to write to the file
     content: String,
 }
 
-impl Tool for WriteTool {
-    fn name(&self) -> &str {
-        "write"
+impl TypedTool for WriteTool {
+    type Args = WriteArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "write",
+            description: "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does, \
+                          and creates parent directories as needed. The write is atomic: readers see the old \
+                          file or the new one, never a partial write.",
+            snippet: Some("Create or overwrite files"),
+            read_only: false,
+        }
     }
 
-    fn description(&self) -> &str {
-        "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does, \
-         and creates parent directories as needed. The write is atomic: readers see the old \
-         file or the new one, never a partial write."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
-                "content": {"type": "string", "description": "Content to write to the file"}
-            },
-            "required": ["path", "content"]
-        })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "Create or overwrite files"
-    }
-
-    fn is_read_only(&self) -> bool {
-        false
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("write", &args)?;
-            let path = paths::resolve(&ctx.cwd, &params.path)?;
-            let _guard = ctx.files.lock(&path).await;
-            let display = params.path.clone();
-            let bytes = params.content.len();
-            tokio::task::spawn_blocking(move || write_file(&path, &display, &params.content))
-                .await
-                .map_err(|err| ToolError::new(format!("write failed: {err}")))??;
-            Ok(text_result(
-                format!("Successfully wrote {bytes} bytes to {}", params.path),
-                None,
-            ))
-        })
+    async fn run(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let _guard = ctx.files.lock(&path).await;
+        let display = args.path.clone();
+        let bytes = args.content.len();
+        tokio::task::spawn_blocking(move || write_file(&path, &display, &args.content))
+            .await
+            .map_err(|err| ToolError::new(format!("write failed: {err}")))??;
+        Ok(text_result(
+            format!("Successfully wrote {bytes} bytes to {}", args.path),
+            None,
+        ))
     }
 }
 
@@ -86,6 +70,7 @@ pub(super) fn write_error(err: &io::Error, display: &str) -> ToolError {
 mod tests {
     use super::super::testing::Harness;
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn creates_parents_and_reports_bytes_not_characters() {

@@ -9,6 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -18,7 +19,8 @@ mod process;
 
 pub use process::ProcessGroups;
 
-use super::{Tool, ToolContext, ToolError, ToolFuture, args, parse_args, text_result};
+use super::args::Number;
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 use output::Output;
 
@@ -31,51 +33,33 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 pub struct BashTool;
 
-#[derive(Deserialize)]
-struct Params {
+#[derive(Deserialize, JsonSchema)]
+pub struct BashArgs {
+    /// Bash command to execute
     command: String,
-    #[serde(default, deserialize_with = "args::opt_f64")]
-    timeout: Option<f64>,
+    /// Timeout in seconds (default 120)
+    timeout: Option<Number>,
 }
 
-impl Tool for BashTool {
-    fn name(&self) -> &str {
-        "bash"
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &ToolSpec {
+            name: "bash",
+            description: "Execute a bash command in the current working directory. stdout and stderr are \
+                          merged. Output is truncated to the last 2000 lines or 50KB; when truncated, the full \
+                          output is saved to a file whose path is given. Commands time out after 120 seconds \
+                          unless `timeout` (seconds) says otherwise. A non-zero exit status is reported as an \
+                          error, with the exit code.",
+            snippet: Some("Execute bash commands (ls, git, cargo, tests, ...)"),
+            read_only: false,
+        }
     }
 
-    fn description(&self) -> &str {
-        "Execute a bash command in the current working directory. stdout and stderr are \
-         merged. Output is truncated to the last 2000 lines or 50KB; when truncated, the full \
-         output is saved to a file whose path is given. Commands time out after 120 seconds \
-         unless `timeout` (seconds) says otherwise. A non-zero exit status is reported as an \
-         error, with the exit code."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "Bash command to execute"},
-                "timeout": {"type": "number", "description": "Timeout in seconds (default 120)"}
-            },
-            "required": ["command"]
-        })
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        "Execute bash commands (ls, git, cargo, tests, ...)"
-    }
-
-    fn is_read_only(&self) -> bool {
-        false
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let params: Params = parse_args("bash", &args)?;
-            let timeout = effective_timeout(params.timeout, &ctx);
-            run(&params.command, timeout, &ctx).await
-        })
+    async fn run(&self, args: BashArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let timeout = effective_timeout(args.timeout.map(|n| n.0), &ctx);
+        run(&args.command, timeout, &ctx).await
     }
 }
 

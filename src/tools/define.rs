@@ -1,0 +1,170 @@
+//! The one way to define a tool: a [`ToolSpec`], a typed argument struct, and `run`.
+//!
+//! The argument struct is the single source of truth for what the model may send: its JSON
+//! Schema (the `parameters` the model reads) is derived from it with `schemars`, and the same
+//! type is what `serde` parses the call's arguments into, so the two cannot drift. Field doc
+//! comments become the parameter descriptions. Lenient scalars (a number sent as `"10"`) use
+//! the types in [`super::args`], which carry their schema and their coercion together.
+//!
+//! [`TypedTool`] is what a tool implements; every `TypedTool` is also a [`Tool`], the
+//! object-safe face the registry and the loop use.
+
+use std::future::Future;
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::events::ToolResult;
+
+/// What the model is told about a tool besides its parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    /// What the model reads to decide when and how to call the tool.
+    pub description: &'static str,
+    /// The system prompt's one line for the tool; `None`: the description's first sentence.
+    pub snippet: Option<&'static str>,
+    /// The tool never changes anything; a batch of read-only calls runs concurrently.
+    pub read_only: bool,
+}
+
+impl ToolSpec {
+    pub fn snippet(&self) -> &'static str {
+        self.snippet.unwrap_or_else(|| {
+            self.description
+                .split_once(". ")
+                .map_or(self.description, |(first, _)| first)
+        })
+    }
+}
+
+/// A tool with typed arguments. Implement this; the registry sees it as a [`Tool`].
+pub trait TypedTool: Send + Sync + 'static {
+    type Args: DeserializeOwned + JsonSchema + Send;
+
+    fn spec(&self) -> &ToolSpec;
+
+    fn run(
+        &self,
+        args: Self::Args,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<ToolResult, ToolError>> + Send;
+
+    /// The problem reported for a required argument that is missing. Tool families keep the
+    /// wording their models and prompts already know.
+    fn missing_field(&self, field: &str, _schema: &Value) -> String {
+        format!("missing field `{field}`")
+    }
+}
+
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        self.spec().name
+    }
+
+    fn description(&self) -> &str {
+        self.spec().description
+    }
+
+    fn parameters(&self) -> Value {
+        parameters_of::<T::Args>()
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        self.spec().snippet()
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.spec().read_only
+    }
+
+    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let parsed = parse_args::<T::Args>(self.spec().name, &args, |field| {
+                self.missing_field(field, &parameters_of::<T::Args>())
+            })?;
+            self.run(parsed, ctx).await
+        })
+    }
+}
+
+/// The JSON Schema of an argument type, shaped as tool `parameters`: one inline object
+/// schema, no titles or formats, optional fields without `null`, and `required` always present.
+pub fn parameters_of<A: JsonSchema>() -> Value {
+    let mut settings = SchemaSettings::draft07();
+    settings.inline_subschemas = true;
+    settings.meta_schema = None;
+    let mut value = settings
+        .into_generator()
+        .into_root_schema_for::<A>()
+        .to_value();
+    tidy(&mut value);
+    if let Value::Object(root) = &mut value {
+        root.remove("description");
+        root.entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+    }
+    value
+}
+
+/// Drops what schemars adds that the model gains nothing from, everywhere in the schema.
+fn tidy(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("title");
+            map.remove("format");
+            map.remove("$schema");
+            strip_null_type(map);
+            for child in map.values_mut() {
+                tidy(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+/// `"type": ["string", "null"]` (how schemars marks an `Option`) becomes `"type": "string"`:
+/// an absent argument is how the model says "none".
+fn strip_null_type(map: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            map.insert("type".into(), only);
+        }
+    }
+}
+
+/// Parses a tool's arguments, or explains to the model what was wrong with them: the field
+/// (when the problem is inside one) and the arguments as received.
+pub fn parse_args<A: DeserializeOwned>(
+    tool: &str,
+    args: &Value,
+    missing_field: impl Fn(&str) -> String,
+) -> Result<A, ToolError> {
+    serde_path_to_error::deserialize(args).map_err(|err| {
+        let field = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        let missing = inner
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'));
+        let problem = match (field.as_str(), missing) {
+            (".", Some(name)) => missing_field(name),
+            (".", None) => inner,
+            _ => format!("{field}: {inner}"),
+        };
+        invalid_args(tool, &problem, args)
+    })
+}
+
+/// The validation failure the model reads, for checks beyond the argument types.
+pub fn invalid_args(tool: &str, problem: &str, args: &Value) -> ToolError {
+    let received = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
+    ToolError::new(format!(
+        "Validation failed for tool \"{tool}\":\n  - {problem}\n\nReceived arguments:\n{received}"
+    ))
+}
