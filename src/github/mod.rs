@@ -29,7 +29,7 @@ use crate::secrets::Secrets;
 use crate::tools::Tool;
 use client::GitHub;
 use profiles::Profiles;
-use tools::{GitHubTool, GitSettings, Shared, TOOL_NAMES};
+use tools::{GitSettings, Shared, TOOL_NAMES};
 
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
 
@@ -95,11 +95,10 @@ pub fn configure(
         credentials: git::credentials_path(env),
     };
     let shared = Arc::new(Shared { gh, git });
-    let specs = tools::specs();
+    let all = tools::all(&shared);
     let tools: Vec<Arc<dyn Tool>> = names
         .iter()
-        .filter_map(|name| specs.iter().find(|s| s.name == name))
-        .map(|spec| Arc::new(GitHubTool::new(*spec, shared.clone())) as Arc<dyn Tool>)
+        .filter_map(|name| all.iter().find(|tool| tool.name() == name).cloned())
         .collect();
     let status = status(
         ExtensionState::Configured,

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::Error as _;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 /// Implements `JsonSchema` for a lenient type as an inline schema.
@@ -34,6 +34,12 @@ macro_rules! inline_schema {
 pub struct Count(pub u64);
 
 inline_schema!(Count, {"type": "number"});
+
+impl Serialize for Count {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_u64(self.0)
+    }
+}
 
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {

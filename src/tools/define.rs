@@ -113,13 +113,19 @@ pub fn parameters_of<A: JsonSchema>() -> Value {
 /// Drops what schemars adds that the model gains nothing from, everywhere in the schema.
 fn tidy(value: &mut Value) {
     match value {
-        Value::Object(map) => {
-            map.remove("title");
-            map.remove("format");
-            map.remove("$schema");
-            strip_null_type(map);
-            for child in map.values_mut() {
-                tidy(child);
+        Value::Object(schema) => {
+            schema.remove("title");
+            schema.remove("format");
+            schema.remove("$schema");
+            strip_null(schema);
+            for (key, child) in schema.iter_mut() {
+                match (key.as_str(), child) {
+                    // Keys of `properties` are parameter names, not schema keywords.
+                    ("properties", Value::Object(properties)) => {
+                        properties.values_mut().for_each(tidy)
+                    }
+                    (_, child) => tidy(child),
+                }
             }
         }
         Value::Array(items) => items.iter_mut().for_each(tidy),
@@ -127,15 +133,18 @@ fn tidy(value: &mut Value) {
     }
 }
 
-/// `"type": ["string", "null"]` (how schemars marks an `Option`) becomes `"type": "string"`:
-/// an absent argument is how the model says "none".
-fn strip_null_type(map: &mut Map<String, Value>) {
-    if let Some(Value::Array(types)) = map.get_mut("type") {
+/// `"type": ["string", "null"]` and a `null` in `enum` (how schemars marks an `Option`) are
+/// dropped: an absent argument is how the model says "none".
+fn strip_null(schema: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
         types.retain(|t| t != "null");
         if types.len() == 1 {
             let only = types.remove(0);
-            map.insert("type".into(), only);
+            schema.insert("type".into(), only);
         }
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum") {
+        values.retain(|v| !v.is_null());
     }
 }
 
@@ -148,7 +157,7 @@ pub fn parse_args<A: DeserializeOwned>(
 ) -> Result<A, ToolError> {
     serde_path_to_error::deserialize(args).map_err(|err| {
         let field = err.path().to_string();
-        let inner = err.into_inner().to_string();
+        let inner = plain_enum_error(err.into_inner().to_string());
         let missing = inner
             .strip_prefix("missing field `")
             .and_then(|rest| rest.strip_suffix('`'));
@@ -159,6 +168,21 @@ pub fn parse_args<A: DeserializeOwned>(
         };
         invalid_args(tool, &problem, args)
     })
+}
+
+/// serde's "unknown variant `x`, expected one of `a`, `b`" as "expected one of a, b, got "x"".
+fn plain_enum_error(message: String) -> String {
+    let Some((variant, expected)) = message
+        .strip_prefix("unknown variant `")
+        .and_then(|rest| rest.split_once("`, expected one of "))
+    else {
+        return message;
+    };
+    format!(
+        "expected one of {}, got {}",
+        expected.replace('`', ""),
+        Value::String(variant.to_string())
+    )
 }
 
 /// The validation failure the model reads, for checks beyond the argument types.

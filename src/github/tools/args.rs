@@ -1,146 +1,88 @@
-//! Reading a GitHub tool's arguments, and building API paths from them.
+//! Argument pieces shared by the GitHub tools, and building API paths from them.
 //!
-//! Numbers may arrive as strings and lists as comma-separated strings (models do both); a
-//! missing or malformed argument is a validation error naming the field. Path segments are
+//! Numbers may arrive as strings and lists as comma-separated strings (models do both): the
+//! lenient types of [`crate::tools::args`] take care of that. Path segments are
 //! percent-encoded, so a label called `needs review` or a file called `a b.md` works.
 
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::Failure;
+use crate::tools::args::{Count, Text};
 
-pub struct Args {
-    tool: &'static str,
-    value: Value,
+/// `owner` and `repo`, the first two parameters of most tools.
+#[derive(Deserialize, JsonSchema)]
+pub struct Repo {
+    /// Repository owner (user or organization)
+    pub owner: Text,
+    /// Repository name
+    pub repo: Text,
 }
 
-impl Args {
-    pub fn new(tool: &'static str, value: Value) -> Self {
-        Args { tool, value }
+impl Repo {
+    /// `/repos/{owner}/{repo}` with both segments encoded.
+    pub fn path(&self) -> String {
+        format!("/repos/{}/{}", segment(&self.owner), segment(&self.repo))
     }
+}
 
-    fn invalid(&self, field: &str, problem: &str) -> Failure {
-        let received = serde_json::to_string_pretty(&self.value).unwrap_or_default();
-        Failure::Invalid(format!(
-            "Validation failed for tool \"{}\":\n  - {field}: {problem}\n\nReceived arguments:\n{received}",
-            self.tool
-        ))
+/// A repository and an issue (or pull request) in it.
+#[derive(Deserialize, JsonSchema)]
+pub struct IssueRef {
+    #[serde(flatten)]
+    pub repo: Repo,
+    /// Issue (or pull request) number
+    pub issue_number: Count,
+}
+
+impl IssueRef {
+    pub fn path(&self) -> String {
+        format!("{}/issues/{}", self.repo.path(), self.issue_number.0)
     }
+}
 
-    pub fn str(&self, field: &str) -> Result<String, Failure> {
-        self.opt_str(field)?
-            .ok_or_else(|| self.invalid(field, "required (a non-empty string)"))
+/// A repository and a pull request in it.
+#[derive(Deserialize, JsonSchema)]
+pub struct PullRef {
+    #[serde(flatten)]
+    pub repo: Repo,
+    /// Pull request number
+    pub pull_number: Count,
+}
+
+impl PullRef {
+    pub fn path(&self) -> String {
+        format!("{}/pulls/{}", self.repo.path(), self.pull_number.0)
     }
+}
 
-    pub fn opt_str(&self, field: &str) -> Result<Option<String>, Failure> {
-        match self.value.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(Value::Number(n)) => Ok(Some(n.to_string())),
-            Some(_) => Err(self.invalid(field, "expected a string")),
-        }
-    }
+/// `page` and `per_page`.
+#[derive(Deserialize, JsonSchema)]
+pub struct Paging {
+    /// Page number, from 1 (default 1)
+    pub page: Option<Count>,
+    /// Results per page, up to 100 (default 30)
+    pub per_page: Option<Count>,
+}
 
-    /// Text where an empty string is meaningful (a file's content, a body).
-    pub fn text(&self, field: &str) -> Result<String, Failure> {
-        match self.value.get(field) {
-            Some(Value::String(s)) => Ok(s.clone()),
-            _ => Err(self.invalid(field, "required (a string)")),
-        }
-    }
-
-    pub fn num(&self, field: &str) -> Result<u64, Failure> {
-        self.opt_num(field)?
-            .ok_or_else(|| self.invalid(field, "required (a number)"))
-    }
-
-    pub fn opt_num(&self, field: &str) -> Result<Option<u64>, Failure> {
-        let number = match self.value.get(field) {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::Number(n)) => n.as_u64().or_else(|| {
-                n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-                    .map(|f| f as u64)
-            }),
-            Some(Value::String(s)) => s.trim().parse().ok(),
-            Some(_) => None,
-        };
-        number
-            .map(Some)
-            .ok_or_else(|| self.invalid(field, "expected a non-negative integer"))
-    }
-
-    /// A list of strings; a comma-separated string is accepted too. `Some(vec![])` is an
-    /// explicit empty list (e.g. to clear labels).
-    pub fn opt_list(&self, field: &str) -> Result<Option<Vec<String>>, Failure> {
-        match self.value.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|item| {
-                    item.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| self.invalid(field, "expected a list of strings"))
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(Value::String(s)) => Ok(Some(
-                s.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            )),
-            Some(_) => Err(self.invalid(field, "expected a list of strings")),
-        }
-    }
-
-    pub fn list(&self, field: &str) -> Result<Vec<String>, Failure> {
-        match self.opt_list(field)? {
-            Some(list) if !list.is_empty() => Ok(list),
-            _ => Err(self.invalid(field, "required (a non-empty list of strings)")),
-        }
-    }
-
-    /// One of `allowed`, or `None` when absent.
-    pub fn opt_choice(&self, field: &str, allowed: &[&str]) -> Result<Option<String>, Failure> {
-        match self.opt_str(field)? {
-            None => Ok(None),
-            Some(value) if allowed.contains(&value.as_str()) => Ok(Some(value)),
-            Some(_) => Err(self.invalid(field, &format!("expected one of {}", allowed.join(", ")))),
-        }
-    }
-
-    /// `page` and `per_page` (capped at 100) as query pairs.
-    pub fn paging(
-        &self,
-        default_per_page: u64,
-    ) -> Result<Vec<(&'static str, Option<String>)>, Failure> {
-        Ok(vec![
-            ("page", self.opt_num("page")?.map(|n| n.to_string())),
+impl Paging {
+    /// As query pairs, `per_page` defaulted and capped at 100.
+    pub fn pairs(&self) -> [(&'static str, Option<String>); 2] {
+        [
+            ("page", self.page.map(|n| n.0.to_string())),
             (
                 "per_page",
-                Some(
-                    self.opt_num("per_page")?
-                        .unwrap_or(default_per_page)
-                        .clamp(1, 100)
-                        .to_string(),
-                ),
+                Some(self.per_page.map_or(30, |n| n.0).clamp(1, 100).to_string()),
             ),
-        ])
+        ]
     }
+}
 
-    pub fn raw(&self, field: &str) -> Option<&Value> {
-        self.value.get(field).filter(|v| !v.is_null())
-    }
-
-    /// `/repos/{owner}/{repo}` with both segments encoded.
-    pub fn repo_path(&self) -> Result<String, Failure> {
-        Ok(format!(
-            "/repos/{}/{}",
-            segment(&self.str("owner")?),
-            segment(&self.str("repo")?)
-        ))
+/// An enum argument's wire text (its serde name).
+pub fn wire<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(text)) => text,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
     }
 }
 
@@ -182,51 +124,6 @@ pub fn query(pairs: &[(&str, Option<String>)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn args(value: Value) -> Args {
-        Args::new("github_x", value)
-    }
-
-    fn message(failure: Failure) -> String {
-        match failure {
-            Failure::Invalid(m) => m,
-            _ => panic!("not a validation failure"),
-        }
-    }
-
-    #[test]
-    fn lenient_numbers_and_lists() {
-        let a = args(json!({"n": "12", "m": 3.0, "l": "bug, ui", "e": []}));
-        assert_eq!(a.num("n").ok(), Some(12));
-        assert_eq!(a.num("m").ok(), Some(3));
-        assert_eq!(
-            a.opt_list("l").ok().flatten(),
-            Some(vec!["bug".to_string(), "ui".to_string()])
-        );
-        assert_eq!(a.opt_list("e").ok().flatten(), Some(vec![]));
-        assert_eq!(a.opt_list("missing").ok().flatten(), None);
-    }
-
-    #[test]
-    fn missing_and_malformed_fields_name_the_field() {
-        let a = args(json!({"owner": "o", "n": -1}));
-        assert_eq!(
-            message(a.str("repo").unwrap_err()),
-            "Validation failed for tool \"github_x\":\n  - repo: required (a non-empty string)\n\nReceived arguments:\n{\n  \"owner\": \"o\",\n  \"n\": -1\n}"
-        );
-        assert!(
-            message(a.num("n").unwrap_err()).contains("  - n: expected a non-negative integer")
-        );
-        assert!(
-            message(
-                args(json!({"s": "x"}))
-                    .opt_choice("s", &["open", "closed"])
-                    .unwrap_err()
-            )
-            .contains("expected one of open, closed")
-        );
-    }
 
     #[test]
     fn paths_and_queries_are_encoded() {

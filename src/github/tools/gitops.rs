@@ -3,41 +3,44 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Failure, Handled, Output, Spec, owner_repo, schema, string};
+use super::args::Repo;
+use super::{Call, Failure, Handled, Output, Registry};
 use crate::github::git;
+use crate::tools::args::{OptText, Text};
 
-pub fn specs() -> Vec<Spec> {
-    vec![
-        Spec {
-            name: "github_clone_repo",
-            description: "Clone a repository with git over HTTPS, set up so later git push/pull authenticate without prompts. The target is inside the working directory unless path is absolute.",
-            read_only: false,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push((
-                    "branch",
-                    string("Branch to check out (default: the default branch)"),
-                ));
-                props.push((
-                    "path",
-                    string(
-                        "Where to clone (default: the repository name, in the working directory)",
-                    ),
-                ));
-                schema(props, &["owner", "repo"])
-            },
-            handler: clone_repo,
-        },
-        Spec {
-            name: "github_refresh_git_auth",
-            description: "Refresh the git credentials used by a clone (tokens expire after about an hour). Call it when git push or pull fails to authenticate.",
-            read_only: false,
-            parameters: || schema(vec![("path", string("Path of the clone"))], &["path"]),
-            handler: refresh_git_auth,
-        },
-    ]
+pub fn register(r: &mut Registry) {
+    r.write(
+        "github_clone_repo",
+        "Clone a repository with git over HTTPS, set up so later git push/pull authenticate without prompts. The target is inside the working directory unless path is absolute.",
+        clone_repo,
+    );
+    r.write(
+        "github_refresh_git_auth",
+        "Refresh the git credentials used by a clone (tokens expire after about an hour). Call it when git push or pull fails to authenticate.",
+        refresh_git_auth,
+    );
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct CloneArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Branch to check out (default: the default branch)
+    #[serde(default)]
+    branch: OptText,
+    /// Where to clone (default: the repository name, in the working directory)
+    #[serde(default)]
+    path: OptText,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct RefreshArgs {
+    /// Path of the clone
+    path: Text,
 }
 
 fn expiry(expires_at: Option<SystemTime>) -> Value {
@@ -46,11 +49,11 @@ fn expiry(expires_at: Option<SystemTime>) -> Value {
     })
 }
 
-fn clone_repo(call: Call<'_>) -> Handled<'_> {
+fn clone_repo(call: Call<'_, CloneArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
-        let (owner, repo) = (a.str("owner")?, a.str("repo")?);
-        let target = a.opt_str("path")?.unwrap_or_else(|| repo.clone());
+        let (owner, repo) = (&a.repo.owner.0, &a.repo.repo.0);
+        let target = a.path.0.clone().unwrap_or_else(|| repo.clone());
         let dest = match PathBuf::from(&target) {
             absolute if absolute.is_absolute() => absolute,
             relative => call.ctx.cwd.join(relative),
@@ -69,7 +72,7 @@ fn clone_repo(call: Call<'_>) -> Handled<'_> {
         git::write_credentials(&call.git.credentials, &call.git.server_url, &token.value)
             .map_err(Failure::Local)?;
         let url = format!("{}/{owner}/{repo}.git", call.git.server_url);
-        let branch = a.opt_str("branch")?;
+        let branch = a.branch.0.clone();
         git::clone(
             &url,
             &dest,
@@ -89,10 +92,9 @@ fn clone_repo(call: Call<'_>) -> Handled<'_> {
     })
 }
 
-fn refresh_git_auth(call: Call<'_>) -> Handled<'_> {
+fn refresh_git_auth(call: Call<'_, RefreshArgs>) -> Handled<'_> {
     Box::pin(async move {
-        let path = call.args.str("path")?;
-        let dest = match PathBuf::from(&path) {
+        let dest = match PathBuf::from(&call.args.path.0) {
             absolute if absolute.is_absolute() => absolute,
             relative => call.ctx.cwd.join(relative),
         };

@@ -1,251 +1,274 @@
 //! Issues, their comments and labels.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::args::{query, segment};
-use super::{
-    Call, Handled, Output, Spec, choice, number, owner_repo, paging, schema, string, strings,
-};
+use super::args::{IssueRef, Paging, Repo, query, segment, wire};
+use super::{Call, Handled, Output, Registry};
 use crate::github::client::Method;
+use crate::tools::args::{List, OptList, OptText, Text};
 
-fn issue_number() -> Vec<(&'static str, Value)> {
-    let mut props = owner_repo();
-    props.push(("issue_number", number("Issue (or pull request) number")));
-    props
+pub fn register(r: &mut Registry) {
+    r.read(
+        "github_list_issues",
+        "List a repository's issues (pull requests included, as GitHub does), filtered by state and labels.",
+        list_issues,
+    );
+    r.read(
+        "github_get_issue",
+        "Get one issue: title, body, state, labels, assignees, author, timestamps.",
+        get_issue,
+    );
+    r.read(
+        "github_list_issue_comments",
+        "List the comments on an issue or pull request, oldest first.",
+        list_issue_comments,
+    );
+    r.read(
+        "github_list_labels",
+        "List the labels defined in a repository.",
+        list_labels,
+    );
+    r.write(
+        "github_create_issue",
+        "Open an issue. Returns the new issue with its number and URL.",
+        create_issue,
+    );
+    r.write(
+        "github_update_issue",
+        "Update an issue's title, body, state, labels or assignees. Only the fields given change; labels: [] removes every label.",
+        update_issue,
+    );
+    r.write(
+        "github_add_issue_comment",
+        "Comment on an issue or pull request.",
+        add_issue_comment,
+    );
+    r.write(
+        "github_add_labels",
+        "Add labels to an issue or pull request (existing labels stay).",
+        add_labels,
+    );
+    r.write(
+        "github_remove_label",
+        "Remove one label from an issue or pull request.",
+        remove_label,
+    );
+    r.write(
+        "github_create_label",
+        "Create a label in a repository.",
+        create_label,
+    );
 }
 
-pub fn specs() -> Vec<Spec> {
-    vec![
-        Spec {
-            name: "github_list_issues",
-            description: "List a repository's issues (pull requests included, as GitHub does), filtered by state and labels.",
-            read_only: true,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push((
-                    "state",
-                    choice(&["open", "closed", "all"], "Issue state (default open)"),
-                ));
-                props.push((
-                    "labels",
-                    string("Comma-separated label names; issues must have all of them"),
-                ));
-                props.push((
-                    "sort",
-                    choice(
-                        &["created", "updated", "comments"],
-                        "Sort field (default created)",
-                    ),
-                ));
-                props.push((
-                    "direction",
-                    choice(&["asc", "desc"], "Sort direction (default desc)"),
-                ));
-                schema([props, paging(30)].concat(), &["owner", "repo"])
-            },
-            handler: list_issues,
-        },
-        Spec {
-            name: "github_get_issue",
-            description: "Get one issue: title, body, state, labels, assignees, author, timestamps.",
-            read_only: true,
-            parameters: || schema(issue_number(), &["owner", "repo", "issue_number"]),
-            handler: get_issue,
-        },
-        Spec {
-            name: "github_list_issue_comments",
-            description: "List the comments on an issue or pull request, oldest first.",
-            read_only: true,
-            parameters: || {
-                schema(
-                    [issue_number(), paging(30)].concat(),
-                    &["owner", "repo", "issue_number"],
-                )
-            },
-            handler: list_issue_comments,
-        },
-        Spec {
-            name: "github_list_labels",
-            description: "List the labels defined in a repository.",
-            read_only: true,
-            parameters: || schema(owner_repo(), &["owner", "repo"]),
-            handler: list_labels,
-        },
-        Spec {
-            name: "github_create_issue",
-            description: "Open an issue. Returns the new issue with its number and URL.",
-            read_only: false,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push(("title", string("Issue title")));
-                props.push(("body", string("Issue body (Markdown)")));
-                props.push(("labels", strings("Label names to add")));
-                schema(props, &["owner", "repo", "title"])
-            },
-            handler: create_issue,
-        },
-        Spec {
-            name: "github_update_issue",
-            description: "Update an issue's title, body, state, labels or assignees. Only the fields given change; labels: [] removes every label.",
-            read_only: false,
-            parameters: || {
-                let mut props = issue_number();
-                props.push(("title", string("New title")));
-                props.push(("body", string("New body (Markdown)")));
-                props.push(("state", choice(&["open", "closed"], "New state")));
-                props.push(("labels", strings("The complete new set of label names")));
-                props.push((
-                    "assignees",
-                    strings("The complete new set of assignee logins"),
-                ));
-                schema(props, &["owner", "repo", "issue_number"])
-            },
-            handler: update_issue,
-        },
-        Spec {
-            name: "github_add_issue_comment",
-            description: "Comment on an issue or pull request.",
-            read_only: false,
-            parameters: || {
-                let mut props = issue_number();
-                props.push(("body", string("Comment body (Markdown)")));
-                schema(props, &["owner", "repo", "issue_number", "body"])
-            },
-            handler: add_issue_comment,
-        },
-        Spec {
-            name: "github_add_labels",
-            description: "Add labels to an issue or pull request (existing labels stay).",
-            read_only: false,
-            parameters: || {
-                let mut props = issue_number();
-                props.push(("labels", strings("Label names to add")));
-                schema(props, &["owner", "repo", "issue_number", "labels"])
-            },
-            handler: add_labels,
-        },
-        Spec {
-            name: "github_remove_label",
-            description: "Remove one label from an issue or pull request.",
-            read_only: false,
-            parameters: || {
-                let mut props = issue_number();
-                props.push(("name", string("Label name to remove")));
-                schema(props, &["owner", "repo", "issue_number", "name"])
-            },
-            handler: remove_label,
-        },
-        Spec {
-            name: "github_create_label",
-            description: "Create a label in a repository.",
-            read_only: false,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push(("name", string("Label name")));
-                props.push(("color", string("Hex color without '#', e.g. 'ff0000'")));
-                props.push(("description", string("Short description")));
-                schema(props, &["owner", "repo", "name", "color"])
-            },
-            handler: create_label,
-        },
-    ]
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum State {
+    Open,
+    Closed,
+    All,
 }
 
-fn issue_path(call: &Call<'_>) -> Result<String, super::Failure> {
-    Ok(format!(
-        "{}/issues/{}",
-        call.args.repo_path()?,
-        call.args.num("issue_number")?
-    ))
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum NewState {
+    Open,
+    Closed,
 }
 
-fn list_issues(call: Call<'_>) -> Handled<'_> {
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum IssueSort {
+    Created,
+    Updated,
+    Comments,
+}
+
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Asc,
+    Desc,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ListIssuesArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Issue state (default open)
+    state: Option<State>,
+    /// Comma-separated label names; issues must have all of them
+    #[serde(default)]
+    #[schemars(with = "String")]
+    labels: OptList,
+    /// Sort field (default created)
+    sort: Option<IssueSort>,
+    /// Sort direction (default desc)
+    direction: Option<Direction>,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ListCommentsArgs {
+    #[serde(flatten)]
+    issue: IssueRef,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct CreateIssueArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Issue title
+    title: Text,
+    /// Issue body (Markdown)
+    #[serde(default)]
+    body: OptText,
+    /// Label names to add
+    #[serde(default)]
+    labels: OptList,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct UpdateIssueArgs {
+    #[serde(flatten)]
+    issue: IssueRef,
+    /// New title
+    #[serde(default)]
+    title: OptText,
+    /// New body (Markdown)
+    #[serde(default)]
+    body: OptText,
+    /// New state
+    state: Option<NewState>,
+    /// The complete new set of label names
+    #[serde(default)]
+    labels: OptList,
+    /// The complete new set of assignee logins
+    #[serde(default)]
+    assignees: OptList,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct CommentArgs {
+    #[serde(flatten)]
+    issue: IssueRef,
+    /// Comment body (Markdown)
+    body: Text,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct AddLabelsArgs {
+    #[serde(flatten)]
+    issue: IssueRef,
+    /// Label names to add
+    labels: List,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct RemoveLabelArgs {
+    #[serde(flatten)]
+    issue: IssueRef,
+    /// Label name to remove
+    name: Text,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct CreateLabelArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Label name
+    name: Text,
+    /// Hex color without '#', e.g. 'ff0000'
+    color: Text,
+    /// Short description
+    #[serde(default)]
+    description: OptText,
+}
+
+fn list_issues(call: Call<'_, ListIssuesArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
         let mut pairs = vec![
-            (
-                "state",
-                Some(
-                    a.opt_choice("state", &["open", "closed", "all"])?
-                        .unwrap_or_else(|| "open".into()),
-                ),
-            ),
+            ("state", Some(wire(&a.state.unwrap_or(State::Open)))),
             (
                 "labels",
-                a.opt_list("labels")?
+                a.labels
+                    .0
+                    .as_ref()
                     .filter(|l| !l.is_empty())
                     .map(|l| l.join(",")),
             ),
-            (
-                "sort",
-                a.opt_choice("sort", &["created", "updated", "comments"])?,
-            ),
-            ("direction", a.opt_choice("direction", &["asc", "desc"])?),
+            ("sort", a.sort.as_ref().map(wire)),
+            ("direction", a.direction.as_ref().map(wire)),
         ];
-        pairs.extend(a.paging(30)?);
-        let path = format!("{}/issues{}", a.repo_path()?, query(&pairs));
+        pairs.extend(a.paging.pairs());
+        let path = format!("{}/issues{}", a.repo.path(), query(&pairs));
         Ok(Output::Json(call.gh.json(Method::Get, &path, None).await?))
     })
 }
 
-fn get_issue(call: Call<'_>) -> Handled<'_> {
+fn get_issue(call: Call<'_, IssueRef>) -> Handled<'_> {
     Box::pin(async move {
         Ok(Output::Json(
-            call.gh.json(Method::Get, &issue_path(&call)?, None).await?,
+            call.gh.json(Method::Get, &call.args.path(), None).await?,
         ))
     })
 }
 
-fn list_issue_comments(call: Call<'_>) -> Handled<'_> {
+fn list_issue_comments(call: Call<'_, ListCommentsArgs>) -> Handled<'_> {
     Box::pin(async move {
         let path = format!(
             "{}/comments{}",
-            issue_path(&call)?,
-            query(&call.args.paging(30)?)
+            call.args.issue.path(),
+            query(&call.args.paging.pairs())
         );
         Ok(Output::Json(call.gh.json(Method::Get, &path, None).await?))
     })
 }
 
-fn list_labels(call: Call<'_>) -> Handled<'_> {
+fn list_labels(call: Call<'_, Repo>) -> Handled<'_> {
     Box::pin(async move {
-        let path = format!("{}/labels?per_page=100", call.args.repo_path()?);
+        let path = format!("{}/labels?per_page=100", call.args.path());
         Ok(Output::Json(call.gh.json(Method::Get, &path, None).await?))
     })
 }
 
-fn create_issue(call: Call<'_>) -> Handled<'_> {
+fn create_issue(call: Call<'_, CreateIssueArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
-        let mut body = json!({"title": a.str("title")?});
-        if let Some(text) = a.opt_str("body")? {
+        let mut body = json!({"title": a.title.0});
+        if let Some(text) = a.body.as_deref() {
             body["body"] = json!(text);
         }
-        if let Some(labels) = a.opt_list("labels")?.filter(|l| !l.is_empty()) {
+        if let Some(labels) = a.labels.0.as_ref().filter(|l| !l.is_empty()) {
             body["labels"] = json!(labels);
         }
-        let path = format!("{}/issues", a.repo_path()?);
+        let path = format!("{}/issues", a.repo.path());
         Ok(Output::Json(
             call.gh.json(Method::Post, &path, Some(&body)).await?,
         ))
     })
 }
 
-fn update_issue(call: Call<'_>) -> Handled<'_> {
+fn update_issue(call: Call<'_, UpdateIssueArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
         let mut body = Map::new();
-        for field in ["title", "body"] {
-            if let Some(text) = a.opt_str(field)? {
+        for (field, value) in [("title", &a.title), ("body", &a.body)] {
+            if let Some(text) = value.as_deref() {
                 body.insert(field.into(), json!(text));
             }
         }
-        if let Some(state) = a.opt_choice("state", &["open", "closed"])? {
-            body.insert("state".into(), json!(state));
+        if let Some(state) = &a.state {
+            body.insert("state".into(), json!(wire(state)));
         }
         // An explicit empty list is sent as such: it clears the field.
-        for field in ["labels", "assignees"] {
-            if let Some(list) = a.opt_list(field)? {
+        for (field, value) in [("labels", &a.labels), ("assignees", &a.assignees)] {
+            if let Some(list) = &value.0 {
                 body.insert(field.into(), json!(list));
             }
         }
@@ -256,42 +279,38 @@ fn update_issue(call: Call<'_>) -> Handled<'_> {
         }
         Ok(Output::Json(
             call.gh
-                .json(
-                    Method::Patch,
-                    &issue_path(&call)?,
-                    Some(&Value::Object(body)),
-                )
+                .json(Method::Patch, &a.issue.path(), Some(&Value::Object(body)))
                 .await?,
         ))
     })
 }
 
-fn add_issue_comment(call: Call<'_>) -> Handled<'_> {
+fn add_issue_comment(call: Call<'_, CommentArgs>) -> Handled<'_> {
     Box::pin(async move {
-        let body = json!({"body": call.args.str("body")?});
-        let path = format!("{}/comments", issue_path(&call)?);
+        let body = json!({"body": call.args.body.0});
+        let path = format!("{}/comments", call.args.issue.path());
         Ok(Output::Json(
             call.gh.json(Method::Post, &path, Some(&body)).await?,
         ))
     })
 }
 
-fn add_labels(call: Call<'_>) -> Handled<'_> {
+fn add_labels(call: Call<'_, AddLabelsArgs>) -> Handled<'_> {
     Box::pin(async move {
-        let body = json!({"labels": call.args.list("labels")?});
-        let path = format!("{}/labels", issue_path(&call)?);
+        let body = json!({"labels": call.args.labels.0});
+        let path = format!("{}/labels", call.args.issue.path());
         Ok(Output::Json(
             call.gh.json(Method::Post, &path, Some(&body)).await?,
         ))
     })
 }
 
-fn remove_label(call: Call<'_>) -> Handled<'_> {
+fn remove_label(call: Call<'_, RemoveLabelArgs>) -> Handled<'_> {
     Box::pin(async move {
         let path = format!(
             "{}/labels/{}",
-            issue_path(&call)?,
-            segment(&call.args.str("name")?)
+            call.args.issue.path(),
+            segment(&call.args.name)
         );
         Ok(Output::Json(
             call.gh.json(Method::Delete, &path, None).await?,
@@ -299,15 +318,14 @@ fn remove_label(call: Call<'_>) -> Handled<'_> {
     })
 }
 
-fn create_label(call: Call<'_>) -> Handled<'_> {
+fn create_label(call: Call<'_, CreateLabelArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
-        let mut body =
-            json!({"name": a.str("name")?, "color": a.str("color")?.trim_start_matches('#')});
-        if let Some(description) = a.opt_str("description")? {
+        let mut body = json!({"name": a.name.0, "color": a.color.trim_start_matches('#')});
+        if let Some(description) = a.description.as_deref() {
             body["description"] = json!(description);
         }
-        let path = format!("{}/labels", a.repo_path()?);
+        let path = format!("{}/labels", a.repo.path());
         Ok(Output::Json(
             call.gh.json(Method::Post, &path, Some(&body)).await?,
         ))

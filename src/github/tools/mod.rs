@@ -1,22 +1,24 @@
 //! The `github_*` tools: names and parameters as agentic-pi's, so prompts written for it work.
 //!
-//! Each tool is a [`Spec`] (name, description, schema, read-only flag, handler) in one of the
-//! files below, grouped by what it touches. Results are GitHub's JSON, trimmed of noise and
-//! pretty-printed, truncated like every tool's output. Failures are `isError: true` results
-//! carrying `{error, status, transient, hint}`, so a consumer counting tool errors sees them.
+//! Each tool is defined the way every tool is ([`crate::tools::TypedTool`]): a spec, a typed
+//! argument struct (its schema derived) and a handler, in one of the files below, grouped by
+//! what it touches. Results are GitHub's JSON, trimmed of noise and pretty-printed, truncated
+//! like every tool's output. Failures are `isError: true` results carrying
+//! `{error, status, transient, hint}`, so a consumer counting tool errors sees them.
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::client::{ApiError, GitHub};
 use super::trim::trim;
 use crate::events::ToolResult;
 use crate::tools::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_head};
-use crate::tools::{Tool, ToolContext, ToolError, ToolFuture, text_result};
+use crate::tools::{Tool, ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 
 mod args;
 mod gitops;
@@ -25,8 +27,6 @@ mod pulls;
 mod repos;
 mod search;
 mod write;
-
-pub use args::Args;
 
 /// Every tool, in the order of the profiles that introduce them.
 pub const TOOL_NAMES: [&str; 31] = [
@@ -89,100 +89,137 @@ pub struct GitSettings {
     pub credentials: PathBuf,
 }
 
-pub struct Call<'a> {
+pub struct Call<'a, A> {
     pub gh: &'a GitHub,
     pub git: &'a GitSettings,
-    pub args: Args,
+    pub args: A,
     pub ctx: &'a ToolContext,
 }
 
-pub type Handled<'a> = Pin<Box<dyn Future<Output = Result<Output, Failure>> + Send + 'a>>;
-pub type Handler = for<'a> fn(Call<'a>) -> Handled<'a>;
-
-#[derive(Clone, Copy)]
-pub struct Spec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub read_only: bool,
-    pub parameters: fn() -> Value,
-    pub handler: Handler,
-}
-
-pub fn specs() -> Vec<Spec> {
-    [
-        repos::specs(),
-        issues::specs(),
-        pulls::specs(),
-        search::specs(),
-        write::specs(),
-        gitops::specs(),
-    ]
-    .concat()
-}
+pub type Handled<'a> = BoxFuture<'a, Result<Output, Failure>>;
+pub type Handler<A> = for<'a> fn(Call<'a, A>) -> Handled<'a>;
 
 pub struct Shared {
     pub gh: GitHub,
     pub git: GitSettings,
 }
 
-pub struct GitHubTool {
-    spec: Spec,
+/// Every GitHub tool, sharing one client (profiles decide which are offered, in their order).
+pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn Tool>> {
+    let mut registry = Registry {
+        shared: shared.clone(),
+        tools: Vec::with_capacity(TOOL_NAMES.len()),
+    };
+    gitops::register(&mut registry);
+    repos::register(&mut registry);
+    issues::register(&mut registry);
+    pulls::register(&mut registry);
+    search::register(&mut registry);
+    write::register(&mut registry);
+    registry.tools
+}
+
+/// Collects tool definitions; the files below add theirs.
+pub struct Registry {
+    shared: Arc<Shared>,
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Registry {
+    /// A tool that only reads.
+    pub fn read<A: ToolArgs>(
+        &mut self,
+        name: &'static str,
+        description: &'static str,
+        handler: Handler<A>,
+    ) {
+        self.add(name, description, true, handler);
+    }
+
+    /// A tool that changes something on GitHub or on disk.
+    pub fn write<A: ToolArgs>(
+        &mut self,
+        name: &'static str,
+        description: &'static str,
+        handler: Handler<A>,
+    ) {
+        self.add(name, description, false, handler);
+    }
+
+    fn add<A: ToolArgs>(
+        &mut self,
+        name: &'static str,
+        description: &'static str,
+        read_only: bool,
+        handler: Handler<A>,
+    ) {
+        let spec = ToolSpec {
+            name,
+            description,
+            snippet: None,
+            read_only,
+        };
+        self.tools.push(Arc::new(GitHubTool {
+            spec,
+            handler,
+            shared: self.shared.clone(),
+        }));
+    }
+}
+
+/// What a GitHub tool's argument type must be.
+pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {}
+impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> ToolArgs for T {}
+
+struct GitHubTool<A> {
+    spec: ToolSpec,
+    handler: Handler<A>,
     shared: Arc<Shared>,
 }
 
-impl GitHubTool {
-    pub fn new(spec: Spec, shared: Arc<Shared>) -> Self {
-        GitHubTool { spec, shared }
-    }
-}
+impl<A: ToolArgs> TypedTool for GitHubTool<A> {
+    type Args = A;
 
-impl Tool for GitHubTool {
-    fn name(&self) -> &str {
-        self.spec.name
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
 
-    fn description(&self) -> &str {
-        self.spec.description
-    }
-
-    fn parameters(&self) -> Value {
-        (self.spec.parameters)()
-    }
-
-    fn prompt_snippet(&self) -> &str {
-        self.spec
-            .description
-            .split_once(". ")
-            .map_or(self.spec.description, |(first, _)| first)
-    }
-
-    fn is_read_only(&self) -> bool {
-        self.spec.read_only
-    }
-
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let call = Call {
-                gh: &self.shared.gh,
-                git: &self.shared.git,
-                args: Args::new(self.spec.name, args),
-                ctx: &ctx,
-            };
-            match (self.spec.handler)(call).await {
-                Ok(Output::Json(value)) => Ok(render(&self.shared.gh, &to_pretty(&trim(value)))),
-                Ok(Output::Text(text)) => Ok(render(&self.shared.gh, &text)),
-                Err(Failure::Invalid(message)) => Err(ToolError::new(message)),
-                Err(Failure::Local(message)) => {
-                    let payload = json!({"error": self.shared.gh.redact(&message), "status": null, "transient": false, "hint": null});
-                    Err(ToolError::new(to_pretty(&payload)).with_details(payload))
-                }
-                Err(Failure::Api(err)) => {
-                    let payload = err.payload();
-                    Err(ToolError::new(self.shared.gh.redact(&to_pretty(&payload)))
-                        .with_details(payload))
-                }
+    async fn run(&self, args: A, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let call = Call {
+            gh: &self.shared.gh,
+            git: &self.shared.git,
+            args,
+            ctx: &ctx,
+        };
+        let gh = &self.shared.gh;
+        match (self.handler)(call).await {
+            Ok(Output::Json(value)) => Ok(render(gh, &to_pretty(&trim(value)))),
+            Ok(Output::Text(text)) => Ok(render(gh, &text)),
+            Err(Failure::Invalid(message)) => Err(ToolError::new(message)),
+            Err(Failure::Local(message)) => {
+                let payload = json!({"error": gh.redact(&message), "status": null, "transient": false, "hint": null});
+                Err(ToolError::new(to_pretty(&payload)).with_details(payload))
             }
-        })
+            Err(Failure::Api(err)) => {
+                let payload = err.payload();
+                Err(ToolError::new(gh.redact(&to_pretty(&payload))).with_details(payload))
+            }
+        }
+    }
+
+    /// `field: required (a non-empty string)`, the kind named from the field's schema.
+    fn missing_field(&self, field: &str, schema: &Value) -> String {
+        let property = &schema["properties"][field];
+        let kind = match (property["type"].as_str(), property["enum"].as_array()) {
+            (_, Some(values)) => {
+                let names: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+                format!("one of {}", names.join(", "))
+            }
+            (Some("number"), _) => "a number".to_string(),
+            (Some("array"), _) => "a non-empty list".to_string(),
+            _ => "a non-empty string".to_string(),
+        };
+        format!("{field}: required ({kind})")
     }
 }
 
@@ -206,74 +243,98 @@ fn render(gh: &GitHub, text: &str) -> ToolResult {
     text_result(shown, Some(json!({"truncation": truncation})))
 }
 
-// ---- schema helpers ---------------------------------------------------------------------------
-
-pub fn schema(props: Vec<(&str, Value)>, required: &[&str]) -> Value {
-    let properties: serde_json::Map<String, Value> =
-        props.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    json!({"type": "object", "properties": properties, "required": required})
-}
-
-pub fn string(description: &str) -> Value {
-    json!({"type": "string", "description": description})
-}
-
-pub fn number(description: &str) -> Value {
-    json!({"type": "number", "description": description})
-}
-
-pub fn strings(description: &str) -> Value {
-    json!({"type": "array", "items": {"type": "string"}, "description": description})
-}
-
-pub fn choice(values: &[&str], description: &str) -> Value {
-    json!({"type": "string", "enum": values, "description": description})
-}
-
-pub fn owner_repo() -> Vec<(&'static str, Value)> {
-    vec![
-        ("owner", string("Repository owner (user or organization)")),
-        ("repo", string("Repository name")),
-    ]
-}
-
-pub fn paging(default_per_page: u64) -> Vec<(&'static str, Value)> {
-    vec![
-        ("page", number("Page number, from 1 (default 1)")),
-        (
-            "per_page",
-            number(&format!(
-                "Results per page, up to 100 (default {default_per_page})"
-            )),
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::github::auth::Credentials;
+    use crate::secrets::Secrets;
+
+    fn all_tools() -> Vec<Arc<dyn Tool>> {
+        let gh = GitHub::new(
+            "http://127.0.0.1:9",
+            Credentials::Token("t".into()),
+            std::time::Duration::from_millis(1),
+            Secrets::default(),
+        );
+        let git = GitSettings {
+            server_url: "http://127.0.0.1:9".into(),
+            credentials: PathBuf::from("/nonexistent"),
+        };
+        all(&Arc::new(Shared { gh, git }))
+    }
 
     #[test]
-    fn every_named_tool_has_exactly_one_spec_with_a_valid_schema() {
-        let specs = specs();
-        let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    fn every_named_tool_is_defined_once_in_order_with_a_valid_schema() {
+        let tools = all_tools();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         names.sort();
         let mut expected = TOOL_NAMES.to_vec();
         expected.sort();
         assert_eq!(names, expected);
-        for spec in specs {
-            let schema = (spec.parameters)();
-            assert_eq!(schema["type"], "object", "{}", spec.name);
+        for tool in &tools {
+            let schema = tool.parameters();
+            assert_eq!(schema["type"], "object", "{}", tool.name());
             for required in schema["required"].as_array().unwrap() {
                 assert!(
                     schema["properties"]
                         .get(required.as_str().unwrap())
                         .is_some(),
                     "{}: {required}",
-                    spec.name
+                    tool.name()
                 );
             }
-            assert!(spec.description.len() > 20, "{}", spec.name);
+            assert!(tool.description().len() > 20, "{}", tool.name());
         }
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_malformed_argument_is_named_with_its_kind() {
+        let tools = all_tools();
+        let tool = |name: &str| tools.iter().find(|t| t.name() == name).unwrap().clone();
+        let ctx = crate::tools::testing::Harness::new().ctx;
+        let err = tool("github_get_issue")
+            .execute(json!({"owner": "o", "issue_number": 2}), ctx.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.message,
+            "Validation failed for tool \"github_get_issue\":\n  - repo: required (a non-empty string)\n\nReceived arguments:\n{\n  \"owner\": \"o\",\n  \"issue_number\": 2\n}"
+        );
+        let err = tool("github_get_issue")
+            .execute(
+                json!({"owner": "o", "repo": "r", "issue_number": -1}),
+                ctx.clone(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            err.message
+                .contains("  - issue_number: expected a non-negative integer, got -1"),
+            "{}",
+            err.message
+        );
+        let err = tool("github_create_pull_request_review")
+            .execute(
+                json!({"owner": "o", "repo": "r", "pull_number": 1, "body": ""}),
+                ctx.clone(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            err.message
+                .contains("  - event: required (one of APPROVE, REQUEST_CHANGES, COMMENT)"),
+            "{}",
+            err.message
+        );
+        let err = tool("github_list_issues")
+            .execute(json!({"owner": "o", "repo": "r", "state": "x"}), ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            err.message
+                .contains("  - state: expected one of open, closed, all, got \"x\""),
+            "{}",
+            err.message
+        );
     }
 }

@@ -3,74 +3,91 @@
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::args::{file_path, query};
-use super::{Call, Handled, Output, Spec, owner_repo, paging, schema, string};
-use crate::github::client::Method;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-pub fn specs() -> Vec<Spec> {
-    vec![
-        Spec {
-            name: "github_get_repository",
-            description: "Get a repository's details: description, default branch, visibility, topics, counts.",
-            read_only: true,
-            parameters: || schema(owner_repo(), &["owner", "repo"]),
-            handler: get_repository,
-        },
-        Spec {
-            name: "github_get_file_contents",
-            description: "Get a file's contents (decoded as text) or a directory's listing from a repository, at a branch, tag or commit.",
-            read_only: true,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push((
-                    "path",
-                    string("Path in the repository ('' or '/' for the root)"),
-                ));
-                props.push((
-                    "branch",
-                    string("Branch, tag or commit sha (default: the default branch)"),
-                ));
-                schema(props, &["owner", "repo", "path"])
-            },
-            handler: get_file_contents,
-        },
-        Spec {
-            name: "github_list_branches",
-            description: "List a repository's branches with their head commits.",
-            read_only: true,
-            parameters: || schema([owner_repo(), paging(30)].concat(), &["owner", "repo"]),
-            handler: list_branches,
-        },
-        Spec {
-            name: "github_list_commits",
-            description: "List commits of a repository, newest first, optionally on a branch or touching a path.",
-            read_only: true,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push(("sha", string("Branch name or commit sha to start from")));
-                props.push(("path", string("Only commits touching this path")));
-                schema([props, paging(30)].concat(), &["owner", "repo"])
-            },
-            handler: list_commits,
-        },
-    ]
+use super::args::{Paging, Repo, file_path, query};
+use super::{Call, Handled, Output, Registry};
+use crate::github::client::Method;
+use crate::tools::args::OptText;
+
+pub fn register(r: &mut Registry) {
+    r.read(
+        "github_get_repository",
+        "Get a repository's details: description, default branch, visibility, topics, counts.",
+        get_repository,
+    );
+    r.read(
+        "github_get_file_contents",
+        "Get a file's contents (decoded as text) or a directory's listing from a repository, at a branch, tag or commit.",
+        get_file_contents,
+    );
+    r.read(
+        "github_list_branches",
+        "List a repository's branches with their head commits.",
+        list_branches,
+    );
+    r.read(
+        "github_list_commits",
+        "List commits of a repository, newest first, optionally on a branch or touching a path.",
+        list_commits,
+    );
 }
 
-fn get_repository(call: Call<'_>) -> Handled<'_> {
+#[derive(Deserialize, JsonSchema)]
+pub struct FileContentsArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Path in the repository ('' or '/' for the root)
+    #[schemars(required)]
+    path: Option<OptText>,
+    /// Branch, tag or commit sha (default: the default branch)
+    #[serde(default)]
+    branch: OptText,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ListBranchesArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ListCommitsArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Branch name or commit sha to start from
+    #[serde(default)]
+    sha: OptText,
+    /// Only commits touching this path
+    #[serde(default)]
+    path: OptText,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
+fn get_repository(call: Call<'_, Repo>) -> Handled<'_> {
     Box::pin(async move {
-        let path = call.args.repo_path()?;
+        let path = call.args.path();
         Ok(Output::Json(call.gh.json(Method::Get, &path, None).await?))
     })
 }
 
-fn get_file_contents(call: Call<'_>) -> Handled<'_> {
+fn get_file_contents(call: Call<'_, FileContentsArgs>) -> Handled<'_> {
     Box::pin(async move {
-        let file = call.args.opt_str("path")?.unwrap_or_default();
-        let q = query(&[("ref", call.args.opt_str("branch")?)]);
+        let a = &call.args;
+        let q = query(&[("ref", a.branch.0.clone())]);
         let path = format!(
             "{}/contents/{}{q}",
-            call.args.repo_path()?,
-            file_path(&file)
+            a.repo.path(),
+            file_path(
+                a.path
+                    .as_ref()
+                    .and_then(OptText::as_deref)
+                    .unwrap_or_default()
+            )
         );
         let mut value = call.gh.json(Method::Get, &path, None).await?;
         match &mut value {
@@ -109,25 +126,23 @@ fn get_file_contents(call: Call<'_>) -> Handled<'_> {
     })
 }
 
-fn list_branches(call: Call<'_>) -> Handled<'_> {
+fn list_branches(call: Call<'_, ListBranchesArgs>) -> Handled<'_> {
     Box::pin(async move {
         let path = format!(
             "{}/branches{}",
-            call.args.repo_path()?,
-            query(&call.args.paging(30)?)
+            call.args.repo.path(),
+            query(&call.args.paging.pairs())
         );
         Ok(Output::Json(call.gh.json(Method::Get, &path, None).await?))
     })
 }
 
-fn list_commits(call: Call<'_>) -> Handled<'_> {
+fn list_commits(call: Call<'_, ListCommitsArgs>) -> Handled<'_> {
     Box::pin(async move {
-        let mut pairs = vec![
-            ("sha", call.args.opt_str("sha")?),
-            ("path", call.args.opt_str("path")?),
-        ];
-        pairs.extend(call.args.paging(30)?);
-        let path = format!("{}/commits{}", call.args.repo_path()?, query(&pairs));
+        let a = &call.args;
+        let mut pairs = vec![("sha", a.sha.0.clone()), ("path", a.path.0.clone())];
+        pairs.extend(a.paging.pairs());
+        let path = format!("{}/commits{}", a.repo.path(), query(&pairs));
         let commits = call.gh.json(Method::Get, &path, None).await?;
         // Commit lists repeat file trees and verification blobs; keep the log.
         let log = match commits {

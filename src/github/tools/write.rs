@@ -4,83 +4,91 @@
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::args::{file_path, segment};
-use super::{Call, Failure, Handled, Output, Spec, owner_repo, schema, string};
-use crate::github::client::{GitHub, Method};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-pub fn specs() -> Vec<Spec> {
-    vec![
-        Spec {
-            name: "github_create_or_update_file",
-            description: "Create or replace one file in a repository with a commit. To replace, pass the file's current blob sha.",
-            read_only: false,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push(("path", string("File path in the repository")));
-                props.push(("content", string("The new content (text)")));
-                props.push(("message", string("Commit message")));
-                props.push(("branch", string("Branch (default: the default branch)")));
-                props.push((
-                    "sha",
-                    string("Blob sha of the file being replaced (required to update)"),
-                ));
-                schema(props, &["owner", "repo", "path", "content", "message"])
-            },
-            handler: create_or_update_file,
-        },
-        Spec {
-            name: "github_push_files",
-            description: "Commit several files to a branch in one commit (the branch is created from the default branch if missing).",
-            read_only: false,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push(("branch", string("Branch to commit to")));
-                props.push((
-                    "files",
-                    json!({
-                        "type": "array",
-                        "description": "Files to write",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "path": {"type": "string", "description": "File path"},
-                                "content": {"type": "string", "description": "File content (text)"}
-                            },
-                            "required": ["path", "content"]
-                        }
-                    }),
-                ));
-                props.push(("message", string("Commit message")));
-                schema(props, &["owner", "repo", "branch", "files", "message"])
-            },
-            handler: push_files,
-        },
-        Spec {
-            name: "github_create_branch",
-            description: "Create a branch at the head of another branch.",
-            read_only: false,
-            parameters: || {
-                let mut props = owner_repo();
-                props.push(("branch", string("Name of the new branch")));
-                props.push(("from_branch", string("Branch to start from")));
-                schema(props, &["owner", "repo", "branch", "from_branch"])
-            },
-            handler: create_branch,
-        },
-    ]
+use super::args::{Repo, file_path, segment};
+use super::{Call, Failure, Handled, Output, Registry};
+use crate::github::client::{GitHub, Method};
+use crate::tools::args::{OptText, Text};
+
+pub fn register(r: &mut Registry) {
+    r.write(
+        "github_create_or_update_file",
+        "Create or replace one file in a repository with a commit. To replace, pass the file's current blob sha.",
+        create_or_update_file,
+    );
+    r.write(
+        "github_push_files",
+        "Commit several files to a branch in one commit (the branch is created from the default branch if missing).",
+        push_files,
+    );
+    r.write(
+        "github_create_branch",
+        "Create a branch at the head of another branch.",
+        create_branch,
+    );
 }
 
-fn create_or_update_file(call: Call<'_>) -> Handled<'_> {
+#[derive(Deserialize, JsonSchema)]
+pub struct FileArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// File path in the repository
+    path: Text,
+    /// The new content (text)
+    content: String,
+    /// Commit message
+    message: Text,
+    /// Branch (default: the default branch)
+    #[serde(default)]
+    branch: OptText,
+    /// Blob sha of the file being replaced (required to update)
+    #[serde(default)]
+    sha: OptText,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct PushArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Branch to commit to
+    branch: Text,
+    /// Files to write
+    files: Vec<FileEntry>,
+    /// Commit message
+    message: Text,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct FileEntry {
+    /// File path
+    path: String,
+    /// File content (text)
+    content: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct BranchArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// Name of the new branch
+    branch: Text,
+    /// Branch to start from
+    from_branch: Text,
+}
+
+fn create_or_update_file(call: Call<'_, FileArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
-        let content = base64::engine::general_purpose::STANDARD.encode(a.text("content")?);
-        let mut body = json!({"message": a.str("message")?, "content": content});
-        for field in ["branch", "sha"] {
-            if let Some(value) = a.opt_str(field)? {
+        let content = base64::engine::general_purpose::STANDARD.encode(&a.content);
+        let mut body = json!({"message": a.message.0, "content": content});
+        for (field, value) in [("branch", &a.branch), ("sha", &a.sha)] {
+            if let Some(value) = value.as_deref() {
                 body[field] = json!(value);
             }
         }
-        let path = format!("{}/contents/{}", a.repo_path()?, file_path(&a.str("path")?));
+        let path = format!("{}/contents/{}", a.repo.path(), file_path(&a.path));
         Ok(Output::Json(
             call.gh.json(Method::Put, &path, Some(&body)).await?,
         ))
@@ -110,22 +118,25 @@ fn sha_of(value: &Value, what: &str) -> Result<String, Failure> {
         .ok_or_else(|| Failure::Local(format!("GitHub's answer for the {what} has no sha")))
 }
 
-fn push_files(call: Call<'_>) -> Handled<'_> {
+fn push_files(call: Call<'_, PushArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
-        let repo = a.repo_path()?;
-        let branch = a.str("branch")?;
-        let message = a.str("message")?;
-        let files: Vec<(String, String)> = match a.raw("files") {
-            Some(Value::Array(items)) if !items.is_empty() => items
-                .iter()
-                .map(|f| match (f["path"].as_str(), f["content"].as_str()) {
-                    (Some(path), Some(content)) => Ok((path.trim_start_matches('/').to_string(), content.to_string())),
-                    _ => Err(Failure::Invalid("Validation failed for tool \"github_push_files\":\n  - files: each file needs a path and a content string".into())),
-                })
-                .collect::<Result<_, _>>()?,
-            _ => return Err(Failure::Invalid("Validation failed for tool \"github_push_files\":\n  - files: required (a non-empty list of {path, content})".into())),
-        };
+        let repo = a.repo.path();
+        let branch = a.branch.0.clone();
+        let message = &a.message.0;
+        if a.files.is_empty() {
+            return Err(Failure::Invalid("Validation failed for tool \"github_push_files\":\n  - files: required (a non-empty list of {path, content})".into()));
+        }
+        let files: Vec<(String, &str)> = a
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.path.trim_start_matches('/').to_string(),
+                    f.content.as_str(),
+                )
+            })
+            .collect();
         let gh = call.gh;
         let (parent, created) = match branch_head(gh, &repo, &branch).await? {
             Some(sha) => (sha, false),
@@ -196,15 +207,15 @@ fn push_files(call: Call<'_>) -> Handled<'_> {
     })
 }
 
-fn create_branch(call: Call<'_>) -> Handled<'_> {
+fn create_branch(call: Call<'_, BranchArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
-        let repo = a.repo_path()?;
-        let from = a.str("from_branch")?;
-        let sha = branch_head(call.gh, &repo, &from)
+        let repo = a.repo.path();
+        let from = &a.from_branch.0;
+        let sha = branch_head(call.gh, &repo, from)
             .await?
             .ok_or_else(|| Failure::Local(format!("branch '{from}' does not exist")))?;
-        let body = json!({"ref": format!("refs/heads/{}", a.str("branch")?), "sha": sha});
+        let body = json!({"ref": format!("refs/heads/{}", a.branch.0), "sha": sha});
         Ok(Output::Json(
             call.gh
                 .json(Method::Post, &format!("{repo}/git/refs"), Some(&body))
