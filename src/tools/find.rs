@@ -11,10 +11,10 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::args::Count;
-use super::truncate::{MAX_BYTES, format_size, truncate_head};
+use super::truncate::Listing;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
 use crate::events::ToolResult;
 
@@ -156,27 +156,19 @@ fn render(found: &mut [(String, bool)], limit: usize) -> ToolResult {
             }
         })
         .collect();
-    let (mut text, truncation) = truncate_head(&shown.join("\n"), usize::MAX, MAX_BYTES);
-    let mut notices = Vec::new();
-    let mut details = serde_json::Map::new();
+    let mut listing = Listing::new(&shown);
     if found.len() > limit {
-        notices.push(format!(
-            "{limit} results limit reached. Use limit={} for more, or refine pattern",
-            limit * 2
-        ));
-        details.insert("resultLimitReached".into(), json!(limit));
+        listing.notice(
+            format!(
+                "{limit} results limit reached. Use limit={} for more, or refine pattern",
+                limit * 2
+            ),
+            "resultLimitReached",
+            json!(limit),
+            true,
+        );
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
-    }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    text_result(
-        text,
-        (!details.is_empty()).then_some(Value::Object(details)),
-    )
+    listing.finish()
 }
 
 #[cfg(test)]

@@ -15,10 +15,10 @@ use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::args::{Count, Flag};
-use super::truncate::{MAX_BYTES, cap_line, format_size, truncate_head};
+use super::truncate::{Listing, cap_line};
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
 use crate::events::ToolResult;
 
@@ -240,33 +240,29 @@ fn render(root: &Path, files: Vec<FileHits>, limit: usize) -> ToolResult {
     }
     // The search stops once `limit` matches are in, so reaching it means there may be more.
     let limit_reached = shown == limit;
-    let (mut text, truncation) = truncate_head(&out.join("\n"), usize::MAX, MAX_BYTES);
-    let mut notices = Vec::new();
-    let mut details = serde_json::Map::new();
+    let mut listing = Listing::new(&out);
     if limit_reached {
-        notices.push(format!(
-            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
-            limit * 2
-        ));
-        details.insert("matchLimitReached".into(), json!(limit));
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
+        listing.notice(
+            format!(
+                "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+                limit * 2
+            ),
+            "matchLimitReached",
+            json!(limit),
+            true,
+        );
     }
     if lines_cut {
-        notices.push(format!(
-            "Some lines truncated to {MAX_LINE_CHARS} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), json!(true));
+        listing.notice(
+            format!(
+                "Some lines truncated to {MAX_LINE_CHARS} chars. Use read tool to see full lines"
+            ),
+            "linesTruncated",
+            json!(true),
+            false,
+        );
     }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    text_result(
-        text,
-        (!details.is_empty()).then_some(Value::Object(details)),
-    )
+    listing.finish()
 }
 
 #[cfg(test)]

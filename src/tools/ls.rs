@@ -4,10 +4,10 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::args::Count;
-use super::truncate::{MAX_BYTES, format_size, truncate_head};
+use super::truncate::Listing;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
 use crate::events::ToolResult;
 
@@ -84,27 +84,19 @@ fn list(dir: &Path, display: &str, limit: usize) -> Result<ToolResult, ToolError
         .take(limit)
         .map(|(_, name)| name.as_str())
         .collect();
-    let (mut text, truncation) = truncate_head(&shown.join("\n"), usize::MAX, MAX_BYTES);
-    let mut notices = Vec::new();
-    let mut details = serde_json::Map::new();
+    let mut listing = Listing::new(&shown);
     if entries.len() > limit {
-        notices.push(format!(
-            "{limit} entries limit reached. Use limit={} for more",
-            limit * 2
-        ));
-        details.insert("entryLimitReached".into(), json!(limit));
+        listing.notice(
+            format!(
+                "{limit} entries limit reached. Use limit={} for more",
+                limit * 2
+            ),
+            "entryLimitReached",
+            json!(limit),
+            true,
+        );
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
-    }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(text_result(
-        text,
-        (!details.is_empty()).then_some(Value::Object(details)),
-    ))
+    Ok(listing.finish())
 }
 
 #[cfg(test)]

@@ -6,6 +6,9 @@
 //! consumer can tell what was dropped.
 
 use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::events::{TextContent, ToolResult};
 
 pub const MAX_LINES: usize = 2000;
 pub const MAX_BYTES: usize = 50 * 1024;
@@ -41,25 +44,32 @@ pub fn split_lines(text: &str) -> Vec<&str> {
     body.split('\n').collect()
 }
 
-/// Keeps whole lines from the start.
-pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> (String, Truncation) {
-    let lines = split_lines(text);
+/// How many whole lines, taken in the given order, fit both budgets, and which one stopped it.
+fn lines_that_fit<'a>(
+    lines: impl Iterator<Item = &'a &'a str>,
+    max_lines: usize,
+    max_bytes: usize,
+) -> (usize, Option<TruncatedBy>) {
     let mut kept = 0;
     let mut bytes = 0;
-    let mut by = None;
-    for line in &lines {
+    for line in lines {
         if kept == max_lines {
-            by = Some(TruncatedBy::Lines);
-            break;
+            return (kept, Some(TruncatedBy::Lines));
         }
         let cost = line.len() + usize::from(kept > 0);
         if bytes + cost > max_bytes {
-            by = Some(TruncatedBy::Bytes);
-            break;
+            return (kept, Some(TruncatedBy::Bytes));
         }
         bytes += cost;
         kept += 1;
     }
+    (kept, None)
+}
+
+/// Keeps whole lines from the start.
+pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> (String, Truncation) {
+    let lines = split_lines(text);
+    let (kept, by) = lines_that_fit(lines.iter(), max_lines, max_bytes);
     let output = lines[..kept].join("\n");
     let truncation = Truncation {
         truncated: by.is_some(),
@@ -79,22 +89,7 @@ pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> (String,
 /// Keeps whole lines from the end; a last line longer than the budget keeps its tail.
 pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, Truncation) {
     let lines = split_lines(text);
-    let mut kept = 0;
-    let mut bytes = 0;
-    let mut by = None;
-    for line in lines.iter().rev() {
-        if kept == max_lines {
-            by = Some(TruncatedBy::Lines);
-            break;
-        }
-        let cost = line.len() + usize::from(kept > 0);
-        if bytes + cost > max_bytes {
-            by = Some(TruncatedBy::Bytes);
-            break;
-        }
-        bytes += cost;
-        kept += 1;
-    }
+    let (mut kept, by) = lines_that_fit(lines.iter().rev(), max_lines, max_bytes);
     let mut last_line_partial = false;
     let output = if kept == 0 && by == Some(TruncatedBy::Bytes) {
         let last = lines[lines.len() - 1];
@@ -154,6 +149,58 @@ pub fn cap_line(line: &str, max_chars: usize) -> (String, bool) {
     match line.char_indices().nth(max_chars) {
         Some((cut, _)) => (format!("{}... [truncated]", &line[..cut]), true),
         None => (line.to_string(), false),
+    }
+}
+
+/// A listing (grep, find, ls) cut to [`MAX_BYTES`], with the notices the model reads after it
+/// (`[a. b]`) and the same facts as `details`.
+pub struct Listing {
+    text: String,
+    notices: Vec<String>,
+    details: Map<String, Value>,
+}
+
+impl Listing {
+    /// Whole lines from the start, up to the byte limit.
+    pub fn new(lines: &[impl AsRef<str>]) -> Listing {
+        let joined: Vec<&str> = lines.iter().map(AsRef::as_ref).collect();
+        let (text, truncation) = truncate_head(&joined.join("\n"), usize::MAX, MAX_BYTES);
+        let mut listing = Listing {
+            text,
+            notices: Vec::new(),
+            details: Map::new(),
+        };
+        if truncation.truncated {
+            listing
+                .notices
+                .push(format!("{} limit reached", format_size(MAX_BYTES)));
+            listing
+                .details
+                .insert("truncation".into(), json!(truncation));
+        }
+        listing
+    }
+
+    /// Adds a notice, placed before the byte-limit one when `first` (a result limit is the
+    /// first thing to say).
+    pub fn notice(&mut self, notice: String, key: &str, value: Value, first: bool) {
+        if first {
+            self.notices.insert(0, notice);
+        } else {
+            self.notices.push(notice);
+        }
+        self.details.insert(key.into(), value);
+    }
+
+    pub fn finish(mut self) -> ToolResult {
+        if !self.notices.is_empty() {
+            self.text
+                .push_str(&format!("\n\n[{}]", self.notices.join(". ")));
+        }
+        ToolResult {
+            content: vec![TextContent::text(self.text)],
+            details: (!self.details.is_empty()).then_some(Value::Object(self.details)),
+        }
     }
 }
 
