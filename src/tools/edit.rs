@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::atomic::write_atomic;
+use super::atomic::Encoding;
 use super::edit_match::{Edit, MatchError, apply_edits, first_changed_line};
 use super::write::write_error;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
@@ -134,24 +134,11 @@ fn edit_file(path: &Path, display: &str, edits: &[Edit]) -> Result<ToolResult, T
             err.utf8_error().valid_up_to()
         ))
     })?;
-    let (bom, body) = match text.strip_prefix('\u{FEFF}') {
-        Some(rest) => ("\u{FEFF}", rest),
-        None => ("", text.as_str()),
-    };
-    let crlf = body.contains("\r\n");
-    let original = if crlf {
-        body.replace("\r\n", "\n")
-    } else {
-        body.to_string()
-    };
+    let (encoding, original) = Encoding::strip(&text);
     let applied =
         apply_edits(&original, edits).map_err(|err| match_error(err, display, edits.len()))?;
-    let restored = if crlf {
-        applied.content.replace('\n', "\r\n")
-    } else {
-        applied.content.clone()
-    };
-    write_atomic(path, format!("{bom}{restored}").as_bytes())
+    encoding
+        .write(path, &applied.content)
         .map_err(|err| write_error(&err, display))?;
 
     let diff = TextDiff::from_lines(&original, &applied.content)

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::atomic::write_atomic;
+use super::atomic::Encoding;
 use super::edit_match::first_changed_line;
 use super::hashline::{line_prefix, line_tag, parse_anchor};
 use super::write::write_error;
@@ -146,16 +146,7 @@ fn edit_file(path: &Path, display: &str, edits: Vec<EditParam>) -> Result<ToolRe
             "{display} is not valid UTF-8; hashline_edit will not rewrite it."
         ))
     })?;
-    let (bom, body) = match text.strip_prefix('\u{FEFF}') {
-        Some(rest) => ("\u{FEFF}", rest),
-        None => ("", text.as_str()),
-    };
-    let crlf = body.contains("\r\n");
-    let original = if crlf {
-        body.replace("\r\n", "\n")
-    } else {
-        body.to_string()
-    };
+    let (encoding, original) = Encoding::strip(&text);
     let trailing_newline = original.ends_with('\n');
     let mut lines: Vec<String> = super::truncate::split_lines(&original)
         .into_iter()
@@ -178,12 +169,8 @@ fn edit_file(path: &Path, display: &str, edits: Vec<EditParam>) -> Result<ToolRe
             "No changes made to {display}. The edits produced identical content."
         )));
     }
-    let restored = if crlf {
-        updated.replace('\n', "\r\n")
-    } else {
-        updated.clone()
-    };
-    write_atomic(path, format!("{bom}{restored}").as_bytes())
+    encoding
+        .write(path, &updated)
         .map_err(|err| write_error(&err, display))?;
 
     let diff = TextDiff::from_lines(&original, &updated)
