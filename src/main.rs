@@ -1,8 +1,6 @@
 //! `worker`: parse the command line, read the prompt, run, map the outcome to an exit code.
 //!
-//! Exit codes: 0 the model finished; 1 the run failed after it started; 2 usage or
-//! configuration error (stderr only, nothing on stdout); 3 a limit stopped the run; 130/143
-//! SIGINT/SIGTERM; 141 the reader closed stdout. A second signal exits at once.
+//! Every exit code is an [`ExitStatus`] (see `worker::exit`). A second signal exits at once.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -10,7 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 use worker::cli::{Cli, Command, ProcessEnv, TraceCommand, build_config, read_prompt};
-use worker::{AbortReason, RunControl, StdoutSink};
+use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -21,15 +19,15 @@ fn main() -> ExitCode {
             return ExitCode::from(err.exit_code() as u8);
         }
     };
-    let code = match cli.command {
+    let status = match cli.command {
         Command::Run(args) => run(&args),
         Command::Trace(TraceCommand::Perfetto { input, output }) => perfetto(&input, &output),
     };
     // Exit without waiting for blocking tool threads that may still be winding down.
-    std::process::exit(code)
+    std::process::exit(status.into())
 }
 
-fn run(args: &worker::cli::RunArgs) -> i32 {
+fn run(args: &worker::cli::RunArgs) -> ExitStatus {
     let config = match build_config(args, &ProcessEnv) {
         Ok((config, warnings)) => {
             for warning in &warnings {
@@ -49,7 +47,11 @@ fn run(args: &worker::cli::RunArgs) -> i32 {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(err) => return usage_error(&format!("cannot start the async runtime: {err}")),
+        Err(err) => {
+            // Not the caller's mistake: the machine could not give us threads.
+            warn(&format!("cannot start the async runtime: {err}"));
+            return ExitStatus::Failed;
+        }
     };
     runtime.block_on(async {
         watch_signals(config.control.clone());
@@ -57,11 +59,11 @@ fn run(args: &worker::cli::RunArgs) -> i32 {
         for warning in &result.warnings {
             warn(warning);
         }
-        result.exit_code
+        result.exit
     })
 }
 
-fn perfetto(input: &std::path::Path, output: &std::path::Path) -> i32 {
+fn perfetto(input: &std::path::Path, output: &std::path::Path) -> ExitStatus {
     match worker::dynamo::perfetto::convert_file(input, output) {
         Ok(summary) => {
             let skipped = match summary.skipped_lines {
@@ -76,7 +78,7 @@ fn perfetto(input: &std::path::Path, output: &std::path::Path) -> i32 {
                 summary.sessions,
                 summary.trajectories,
             );
-            0
+            ExitStatus::Ok
         }
         Err(err) => usage_error(&err.to_string()),
     }
@@ -103,13 +105,13 @@ fn watch_signals(control: RunControl) {
             _ = interrupt.recv() => AbortReason::Interrupt,
             _ = terminate.recv() => AbortReason::Terminate,
         };
-        std::process::exit(second.exit_code());
+        std::process::exit(second.exit_status().into());
     });
 }
 
-fn usage_error(message: &str) -> i32 {
+fn usage_error(message: &str) -> ExitStatus {
     warn(message);
-    worker::agent::exit_code::USAGE
+    ExitStatus::Usage
 }
 
 /// stderr may be closed too; a failed warning is not worth a panic.

@@ -8,6 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::exit::ExitStatus;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AbortReason {
     /// SIGINT: exit 130.
@@ -21,12 +23,12 @@ pub enum AbortReason {
 }
 
 impl AbortReason {
-    pub fn exit_code(self) -> i32 {
+    pub fn exit_status(self) -> ExitStatus {
         match self {
-            AbortReason::Interrupt => 130,
-            AbortReason::Terminate => 143,
-            AbortReason::Timeout => 3,
-            AbortReason::OutputClosed => 141,
+            AbortReason::Interrupt => ExitStatus::Interrupted,
+            AbortReason::Terminate => ExitStatus::Terminated,
+            AbortReason::Timeout => ExitStatus::Limit,
+            AbortReason::OutputClosed => ExitStatus::ClosedStdout,
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::events::{
     RunStopReason, SessionHeader, StopReason, TextContent, UsageStats, UserMessage, now_millis,
     now_rfc3339,
 };
+use crate::exit::ExitStatus;
 use crate::llm::fixture::{
     FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
@@ -39,9 +40,8 @@ use turn::{TurnContext, TurnEnd, request_assistant};
 /// How a run went, for in-process callers (the binary maps it to an exit code).
 #[derive(Debug, Clone)]
 pub struct RunResult {
-    pub exit_code: i32,
-    /// True when the model finished (exit code 0).
-    pub ok: bool,
+    /// How the process should exit; [`ExitStatus::Ok`] when the model finished.
+    pub exit: ExitStatus,
     pub session_id: String,
     pub stop_reason: RunStopReason,
     /// The text of the last assistant message that had any.
@@ -54,12 +54,11 @@ pub struct RunResult {
     pub fatal_error: Option<FatalError>,
 }
 
-/// Exit codes, as documented in `--help` and the README.
-pub mod exit_code {
-    pub const OK: i32 = 0;
-    pub const FAILED: i32 = 1;
-    pub const USAGE: i32 = 2;
-    pub const LIMIT: i32 = 3;
+impl RunResult {
+    /// True when the model finished.
+    pub fn ok(&self) -> bool {
+        self.exit == ExitStatus::Ok
+    }
 }
 
 /// Runs one task to completion. Never writes to stdout or stderr; events go to `sink`.
@@ -121,8 +120,7 @@ fn emit_status(emitter: &Emitter, line: StatusLine) -> Option<String> {
 
 fn usage_failure(session_id: String, message: String) -> RunResult {
     RunResult {
-        exit_code: exit_code::USAGE,
-        ok: false,
+        exit: ExitStatus::Usage,
         session_id,
         stop_reason: RunStopReason::Error,
         final_text: None,
@@ -502,23 +500,22 @@ impl Session {
             self.warnings
                 .push(format!("--record: could not write the fixture: {error}"));
         }
-        let exit_code = match stop_reason {
-            RunStopReason::Stop => exit_code::OK,
-            RunStopReason::Length | RunStopReason::Error => exit_code::FAILED,
-            RunStopReason::MaxTurns | RunStopReason::Timeout => exit_code::LIMIT,
+        let exit = match stop_reason {
+            RunStopReason::Stop => ExitStatus::Ok,
+            RunStopReason::Length | RunStopReason::Error => ExitStatus::Failed,
+            RunStopReason::MaxTurns | RunStopReason::Timeout => ExitStatus::Limit,
             RunStopReason::Aborted => self
                 .config
                 .control
                 .reason()
-                .map_or(exit_code::FAILED, AbortReason::exit_code),
+                .map_or(ExitStatus::Failed, AbortReason::exit_status),
         };
         let final_text = self.messages.iter().rev().find_map(|m| match m {
             Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
             _ => None,
         });
         RunResult {
-            exit_code,
-            ok: exit_code == exit_code::OK,
+            exit,
             session_id: self.session_id.clone(),
             stop_reason,
             final_text,

@@ -14,6 +14,7 @@ use crate::config::{
 pub use crate::config::{Env, ProcessEnv};
 use crate::dynamo::protocol::TraceProtocol;
 use crate::dynamo::{DynamoBridge, DynamoSettings};
+use crate::exit::ExitStatus;
 use crate::llm::fixture::Fixture;
 use crate::secrets::Secrets;
 
@@ -21,23 +22,12 @@ mod prompt;
 
 pub use prompt::read_prompt;
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0    the model finished (stop)
-  1    the run failed after it started (model/API error after retries, length, fatal error);
-       fatal_error and usage_snapshot were printed
-  2    usage or configuration error before the run (message on stderr, nothing on stdout)
-  3    a limit stopped the run (--max-turns, --timeout)
-  130  interrupted by SIGINT
-  141  stdout was closed by the reader
-  143  terminated by SIGTERM";
-
 #[derive(Debug, Parser)]
 #[command(
     name = "worker",
     version,
     about = "One-shot, headless coding agent: prompt on stdin, JSONL events on stdout",
-    after_help = EXIT_CODES
+    after_help = ExitStatus::help_section()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -47,7 +37,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one task: read the prompt from stdin, print events as JSON lines.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = ExitStatus::help_section())]
     Run(Box<RunArgs>),
     /// Work with Dynamo trace files.
     #[command(subcommand)]

@@ -1,0 +1,100 @@
+//! How the process ends: every exit code worker can return, decided in one place.
+//!
+//! The library decides an [`ExitStatus`] (a run's outcome, a usage error); only the binary turns
+//! it into a process exit code. `--help`, the README and the tests all read this list.
+
+use std::process::ExitCode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// The model finished (`stop`).
+    Ok,
+    /// The run failed after it started, or could not start (model/API error after retries,
+    /// `length`, content filter, model discovery, an internal failure).
+    Failed,
+    /// Usage or configuration error before the run: stderr only, nothing on stdout.
+    Usage,
+    /// A limit stopped the run (`--max-turns`, `--timeout`).
+    Limit,
+    /// SIGINT.
+    Interrupted,
+    /// The reader closed stdout.
+    ClosedStdout,
+    /// SIGTERM.
+    Terminated,
+}
+
+impl ExitStatus {
+    /// Every status, in code order (for `--help` and the README).
+    pub const ALL: [ExitStatus; 7] = [
+        ExitStatus::Ok,
+        ExitStatus::Failed,
+        ExitStatus::Usage,
+        ExitStatus::Limit,
+        ExitStatus::Interrupted,
+        ExitStatus::ClosedStdout,
+        ExitStatus::Terminated,
+    ];
+
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Ok => 0,
+            ExitStatus::Failed => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::Limit => 3,
+            ExitStatus::Interrupted => 130,
+            ExitStatus::ClosedStdout => 141,
+            ExitStatus::Terminated => 143,
+        }
+    }
+
+    /// One line for `--help`.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ExitStatus::Ok => "the model finished (stop)",
+            ExitStatus::Failed => {
+                "the run failed after it started (model/API error after retries, length, fatal \
+                 error); fatal_error and usage_snapshot were printed"
+            }
+            ExitStatus::Usage => {
+                "usage or configuration error before the run (message on stderr, nothing on stdout)"
+            }
+            ExitStatus::Limit => "a limit stopped the run (--max-turns, --timeout)",
+            ExitStatus::Interrupted => "interrupted by SIGINT",
+            ExitStatus::ClosedStdout => "stdout was closed by the reader",
+            ExitStatus::Terminated => "terminated by SIGTERM",
+        }
+    }
+
+    /// The `Exit codes:` section of `--help`.
+    pub fn help_section() -> String {
+        let mut text = String::from("Exit codes:");
+        for status in ExitStatus::ALL {
+            text.push_str(&format!("\n  {:<4} {}", status.code(), status.meaning()));
+        }
+        text
+    }
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(status: ExitStatus) -> ExitCode {
+        ExitCode::from(status.code())
+    }
+}
+
+impl From<ExitStatus> for i32 {
+    fn from(status: ExitStatus) -> i32 {
+        i32::from(status.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_in_order() {
+        let codes: Vec<u8> = ExitStatus::ALL.iter().map(|s| s.code()).collect();
+        assert_eq!(codes, vec![0, 1, 2, 3, 130, 141, 143]);
+    }
+}
