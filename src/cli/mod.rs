@@ -3,13 +3,12 @@
 //! nothing on stdout.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{
-    Endpoint, HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ThinkingLevel,
-    ToolSelection, defaults, normalize_base_url, parse_duration,
+    Endpoint, FlagDuration, HttpProvider, Limits, ModelSource, PromptConfig, RunConfig,
+    ThinkingLevel, ToolSelection, defaults, normalize_base_url,
 };
 pub use crate::config::{Env, ProcessEnv};
 use crate::dynamo::protocol::TraceProtocol;
@@ -19,6 +18,7 @@ use crate::llm::fixture::Fixture;
 use crate::secrets::Secrets;
 
 mod prompt;
+pub mod reference;
 
 pub use prompt::read_prompt;
 
@@ -73,7 +73,7 @@ pub struct RunArgs {
     pub cwd: Option<PathBuf>,
 
     /// Only these tools (comma-separated), e.g. read,grep; can name opt-in tools
-    /// (hashline_edit).
+    /// (hashline_edit); an unknown name is a usage error.
     #[arg(
         long,
         env = "WORKER_TOOLS",
@@ -91,33 +91,34 @@ pub struct RunArgs {
     pub max_turns: Option<u32>,
 
     /// Wall-clock budget for the whole run, e.g. 90, 90s, 5m, 1h (exit 3).
-    #[arg(long, env = "WORKER_TIMEOUT", value_parser = parse_duration, value_name = "DURATION")]
-    pub timeout: Option<Duration>,
+    #[arg(long, env = "WORKER_TIMEOUT", value_name = "DURATION")]
+    pub timeout: Option<FlagDuration>,
 
     /// Retries of a failed model request (transport errors, 408, 429, 5xx, cut streams).
     #[arg(long, env = "WORKER_MAX_RETRIES", default_value_t = defaults::MAX_RETRIES, value_name = "N")]
     pub max_retries: u32,
 
-    /// First retry delay; doubles per retry (with jitter), capped at 30s.
-    #[arg(long, env = "WORKER_RETRY_BASE_DELAY", value_parser = parse_duration, default_value = "1s", value_name = "DURATION")]
-    pub retry_base_delay: Duration,
+    /// First retry delay; doubles per retry (with jitter), capped at 30s; a server's
+    /// Retry-After wins (up to 120s).
+    #[arg(long, env = "WORKER_RETRY_BASE_DELAY", default_value_t = FlagDuration(defaults::RETRY_BASE_DELAY), value_name = "DURATION")]
+    pub retry_base_delay: FlagDuration,
 
     /// Output-token limit per model request.
     #[arg(long, env = "WORKER_MAX_TOKENS", value_name = "N")]
     pub max_tokens: Option<u32>,
 
     /// Fail a request when the model server sends nothing for this long.
-    #[arg(long, env = "WORKER_IDLE_TIMEOUT", value_parser = parse_duration, default_value = "300s", value_name = "DURATION")]
-    pub idle_timeout: Duration,
+    #[arg(long, env = "WORKER_IDLE_TIMEOUT", default_value_t = FlagDuration(defaults::IDLE_TIMEOUT), value_name = "DURATION")]
+    pub idle_timeout: FlagDuration,
 
     /// TCP/TLS connect timeout for the model server.
-    #[arg(long, env = "WORKER_CONNECT_TIMEOUT", value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
-    pub connect_timeout: Duration,
+    #[arg(long, env = "WORKER_CONNECT_TIMEOUT", default_value_t = FlagDuration(defaults::CONNECT_TIMEOUT), value_name = "DURATION")]
+    pub connect_timeout: FlagDuration,
 
     /// Longest a bash call may run (bash calls default to 120s; the model may ask for more,
     /// up to this).
-    #[arg(long, env = "WORKER_BASH_TIMEOUT", value_parser = parse_duration, default_value = "600s", value_name = "DURATION")]
-    pub bash_timeout: Duration,
+    #[arg(long, env = "WORKER_BASH_TIMEOUT", default_value_t = FlagDuration(defaults::BASH_TIMEOUT_MAX), value_name = "DURATION")]
+    pub bash_timeout: FlagDuration,
 
     /// Replace the built-in system prompt (text, or @file).
     #[arg(long, env = "WORKER_SYSTEM_PROMPT", value_name = "TEXT|@FILE")]
@@ -212,13 +213,13 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     };
     config.limits = Limits {
         max_turns: args.max_turns,
-        timeout: args.timeout,
+        timeout: args.timeout.map(|t| t.0),
         max_retries: args.max_retries,
-        retry_base_delay: args.retry_base_delay,
+        retry_base_delay: args.retry_base_delay.0,
         max_tokens: args.max_tokens,
-        connect_timeout: args.connect_timeout,
-        idle_timeout: args.idle_timeout,
-        bash_timeout_max: args.bash_timeout,
+        connect_timeout: args.connect_timeout.0,
+        idle_timeout: args.idle_timeout.0,
+        bash_timeout_max: args.bash_timeout.0,
     };
     if args.max_turns == Some(0) {
         return Err("--max-turns must be at least 1".to_string());

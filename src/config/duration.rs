@@ -1,6 +1,31 @@
 //! Durations on the command line: `90` (seconds), `90s`, `1500ms`, `5m`, `1h`, `1h30m`.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
+
+/// A duration flag's value: parsed by [`parse_duration`], shown as `90s` or `1500ms`, so a
+/// default written as a [`Duration`] constant is also what `--help` and the README print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlagDuration(pub Duration);
+
+impl FromStr for FlagDuration {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, String> {
+        parse_duration(raw).map(FlagDuration)
+    }
+}
+
+impl fmt::Display for FlagDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.subsec_nanos() == 0 {
+            write!(f, "{}s", self.0.as_secs())
+        } else {
+            write!(f, "{}ms", self.0.as_millis())
+        }
+    }
+}
 
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     let text = raw.trim();
@@ -10,8 +35,7 @@ pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     let parsed = if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         text.parse::<f64>()
             .ok()
-            .filter(|secs| secs.is_finite())
-            .map(Duration::from_secs_f64)
+            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
             .ok_or_else(|| format!("invalid duration '{raw}'"))?
     } else {
         humantime::parse_duration(text).map_err(|err| {
@@ -40,6 +64,16 @@ mod tests {
     }
 
     #[test]
+    fn flag_durations_print_as_they_are_typed() {
+        assert_eq!(FlagDuration(Duration::from_secs(600)).to_string(), "600s");
+        assert_eq!(
+            FlagDuration(Duration::from_millis(1500)).to_string(),
+            "1500ms"
+        );
+        assert_eq!("5m".parse(), Ok(FlagDuration(Duration::from_secs(300))));
+    }
+
+    #[test]
     fn rejects_zero_garbage_and_empty() {
         assert!(
             parse_duration("0")
@@ -53,5 +87,11 @@ mod tests {
         );
         assert!(parse_duration("  ").is_err());
         assert!(parse_duration("1.2.3").is_err());
+        // Too large for a Duration: an error, not a panic.
+        assert_eq!(
+            parse_duration("99999999999999999999999"),
+            Err("invalid duration '99999999999999999999999'".to_string())
+        );
+        assert!(parse_duration("99999999999999999999999s").is_err());
     }
 }

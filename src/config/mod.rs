@@ -14,7 +14,7 @@ use crate::secrets::Secrets;
 
 mod duration;
 
-pub use duration::parse_duration;
+pub use duration::{FlagDuration, parse_duration};
 
 /// Reads the environment; blank values count as unset.
 pub trait Env {

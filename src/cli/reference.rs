@@ -1,0 +1,136 @@
+//! The README's flag table, rendered from the clap definitions so the manual cannot drift from
+//! `--help`: flag, environment variable, default and meaning all come from [`super::Cli`].
+//! A test compares it with README.md; `WORKER_BLESS=1 cargo test --lib flag_table` rewrites it.
+
+use clap::{Arg, CommandFactory};
+
+use super::Cli;
+
+/// Marks the generated table in README.md.
+pub const BEGIN: &str = "<!-- flags: generated from src/cli/mod.rs -->";
+pub const END: &str = "<!-- /flags -->";
+
+/// The Markdown table of `worker run`'s flags.
+pub fn flag_table() -> String {
+    let mut command = Cli::command();
+    command.build();
+    let run = command
+        .get_subcommands()
+        .find(|sub| sub.get_name() == "run")
+        .cloned()
+        .unwrap_or_default();
+    let mut table = String::from("| flag | env | default | meaning |\n|---|---|---|---|\n");
+    for arg in run.get_arguments().filter(|a| !a.is_hide_set()) {
+        let Some(long) = arg.get_long() else { continue };
+        if long == "help" {
+            continue;
+        }
+        let (meaning, default) = meaning_and_default(arg);
+        table.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            code(&flag(arg, long)),
+            arg.get_env()
+                .map_or(String::new(), |env| code(&env.to_string_lossy())),
+            default,
+            meaning.replace('|', "\\|"),
+        ));
+    }
+    table
+}
+
+fn flag(arg: &Arg, long: &str) -> String {
+    let short = arg.get_short().map_or(String::new(), |s| format!("-{s}, "));
+    let takes_value = arg.get_num_args().is_some_and(|n| n.takes_values());
+    let value = match arg.get_value_names() {
+        Some(names) if takes_value => format!(" <{}>", names.join(" ")),
+        _ => String::new(),
+    };
+    format!("{short}--{long}{value}")
+}
+
+/// The help text, and the default: clap's own, else one the text states as
+/// `[default: …]`, else "—".
+fn meaning_and_default(arg: &Arg) -> (String, String) {
+    let help = arg
+        .get_long_help()
+        .or(arg.get_help())
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    let mut help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let takes_value = arg.get_num_args().is_some_and(|n| n.takes_values());
+    let possible = arg.get_possible_values();
+    if takes_value && !possible.is_empty() {
+        let names: Vec<&str> = possible.iter().map(|v| v.get_name()).collect();
+        help.push_str(&format!(": {}", names.join(", ")));
+    }
+    // Markdown would take `<id>` for an HTML tag.
+    let help = help.replace('<', "&lt;");
+    if let Some(default) = arg.get_default_values().first() {
+        return (help, code(&default.to_string_lossy()));
+    }
+    match help.split_once(" [default: ") {
+        Some((text, rest)) => (text.to_string(), rest.trim_end_matches(']').to_string()),
+        None if arg.is_required_set() => (help, "required".to_string()),
+        None => (help, "—".to_string()),
+    }
+}
+
+fn code(text: &str) -> String {
+    format!("`{}`", text.replace('|', "\\|"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readme_flag_table_is_the_one_clap_describes() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let start = readme
+            .find(BEGIN)
+            .expect("README.md lacks the flag table marker")
+            + BEGIN.len();
+        let end = readme
+            .find(END)
+            .expect("README.md lacks the flag table end marker");
+        let expected = format!("\n\n{}\n", flag_table());
+        if std::env::var_os("WORKER_BLESS").is_some() {
+            let updated = format!("{}{expected}{}", &readme[..start], &readme[end..]);
+            std::fs::write(path, updated).unwrap();
+            return;
+        }
+        assert!(
+            readme[start..end] == expected,
+            "README.md's flag table differs from the flags; run WORKER_BLESS=1 cargo test --lib flag_table and review:\n{expected}"
+        );
+    }
+
+    #[test]
+    fn defaults_come_from_the_constants() {
+        let table = flag_table();
+        let row = |flag: &str| {
+            table
+                .lines()
+                .find(|line| line.starts_with(&format!("| `{flag}")))
+                .unwrap()
+                .to_string()
+        };
+        use crate::config::{FlagDuration, defaults};
+        let cell = |value: String| format!("| `{value}` |");
+        assert!(
+            row("--idle-timeout").contains(&cell(FlagDuration(defaults::IDLE_TIMEOUT).to_string())),
+            "{table}"
+        );
+        assert!(
+            row("--bash-timeout")
+                .contains(&cell(FlagDuration(defaults::BASH_TIMEOUT_MAX).to_string())),
+            "{table}"
+        );
+        assert!(
+            row("--max-retries").contains(&cell(defaults::MAX_RETRIES.to_string())),
+            "{table}"
+        );
+        assert!(row("-m, --model").contains("| required |"), "{table}");
+    }
+}
