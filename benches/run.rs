@@ -12,6 +12,9 @@
 //!
 //! `BENCH_RUNS` sets the number of runs (default 30).
 
+// A benchmark stops on any failure; unwrapping is how it says so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
 

@@ -7,6 +7,9 @@
 //!
 //! `BENCH_RUNS` (default 20) sets the runs per mode.
 
+// A benchmark stops on any failure; unwrapping is how it says so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

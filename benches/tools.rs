@@ -6,6 +6,9 @@
 //! `BENCH_TREE_FILES` (default 50000) sizes the tree, kept in `target/bench-tree-<N>` between
 //! runs; `BENCH_RUNS` (default 5) repeats each measurement.
 
+// A benchmark stops on any failure; unwrapping is how it says so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;

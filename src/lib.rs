@@ -21,6 +21,7 @@ pub mod exit;
 pub mod github;
 pub mod llm;
 pub mod secrets;
+pub mod sync;
 pub mod telemetry;
 pub mod tools;
 

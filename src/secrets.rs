@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
 
+use crate::sync::RwLockExt;
 use serde_json::Value;
 
 pub const REDACTED: &str = "[REDACTED]";
@@ -34,7 +35,7 @@ impl Secrets {
         if value.len() < MIN_LEN {
             return;
         }
-        let mut values = self.values.write().unwrap_or_else(|p| p.into_inner());
+        let mut values = self.values.write_or_recover();
         if !values.contains(&value) {
             values.push(value);
             values.sort_by_key(|v| std::cmp::Reverse(v.len()));
@@ -42,14 +43,11 @@ impl Secrets {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
+        self.values.read_or_recover().is_empty()
     }
 
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let values = self.values.read().unwrap_or_else(|p| p.into_inner());
+        let values = self.values.read_or_recover();
         let mut out = Cow::Borrowed(text);
         for secret in values.iter() {
             if out.contains(secret.as_str()) {

@@ -6,11 +6,10 @@
 //! and finish (flush, within its own bounded time) with lines printed before
 //! `usage_snapshot`. Every hook has a do-nothing default.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::events::{
@@ -71,7 +70,7 @@ pub struct RunOutcome<'a> {
     pub stats: &'a UsageStats,
 }
 
-pub type Finish<'a> = Pin<Box<dyn Future<Output = Vec<StatusLine>> + Send + 'a>>;
+pub type Finish<'a> = BoxFuture<'a, Vec<StatusLine>>;
 
 pub trait Extension: Send + Sync {
     /// Lines printed right after the header.

@@ -31,6 +31,7 @@ use crate::agent::{Exchange, Extension, Finish, RunOutcome, StatusLine, ToolEndi
 use crate::config::Env;
 use crate::events::{ToolCall, now_millis};
 use crate::llm::RequestDecorator;
+use crate::sync::LockExt;
 use decorate::IdentityDecorator;
 use identity::AgentIdentity;
 use protocol::{ProtocolState, Resolved, TraceProtocol};
@@ -250,7 +251,7 @@ impl Extension for DynamoBridge {
                 let _ = self.relay.set(relay);
             }
             Err(err) => {
-                *self.relay_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(err);
+                *self.relay_error.lock_or_recover() = Some(err);
             }
         }
     }
@@ -290,8 +291,7 @@ impl Extension for DynamoBridge {
     fn tool_started(&self, call: &ToolCall) {
         let now = now_millis();
         self.started
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .lock_or_recover()
             .insert(call.id.clone(), (Instant::now(), now));
         let event = ToolEvent {
             tool_call_id: call.id.clone(),
@@ -308,11 +308,7 @@ impl Extension for DynamoBridge {
 
     fn tool_ended(&self, call: &ToolCall, ending: ToolEnding<'_>) {
         let now = now_millis();
-        let start = self
-            .started
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&call.id);
+        let start = self.started.lock_or_recover().remove(&call.id);
         let (started_at, duration_ms) = match start {
             Some((instant, wall)) => (
                 wall,
@@ -365,12 +361,7 @@ impl Extension for DynamoBridge {
                 "toolEventsSent": counts.map_or(0, |c| c.sent),
                 "toolEventsDropped": counts.map_or(0, |c| c.dropped),
             });
-            if let Some(error) = self
-                .relay_error
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone()
-            {
+            if let Some(error) = self.relay_error.lock_or_recover().clone() {
                 summary["toolEventsError"] = json!(error);
             }
             if let Some(error) = self.trace.as_ref().and_then(TraceFile::error) {

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::sync::LockExt;
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -99,7 +100,7 @@ impl Relay {
     /// Queues one record; never waits. A full queue drops it (counted).
     pub fn publish(&self, payload: Vec<u8>) {
         let sequence = self.sequence.fetch_add(1, Ordering::SeqCst);
-        let sender = self.sender.lock().unwrap_or_else(|p| p.into_inner());
+        let sender = self.sender.lock_or_recover();
         let queued = sender
             .as_ref()
             .is_some_and(|tx| tx.try_send((sequence, payload)).is_ok());
@@ -120,8 +121,8 @@ impl Relay {
     /// Stops accepting events and lets the queue drain for at most `linger`; whatever is
     /// still queued then is dropped (and counted).
     pub async fn close(&self, linger: Duration) -> RelayCounts {
-        drop(self.sender.lock().unwrap_or_else(|p| p.into_inner()).take());
-        let task = self.task.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(self.sender.lock_or_recover().take());
+        let task = self.task.lock_or_recover().take();
         if let Some(mut task) = task {
             let connected = self.counters.connected.load(Ordering::SeqCst);
             if !connected || tokio::time::timeout(linger, &mut task).await.is_err() {

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::sync::LockExt;
 use serde::Serialize;
 
 pub struct TraceFile {
@@ -39,20 +40,17 @@ impl TraceFile {
             timestamp: self.opened.elapsed().as_millis() as u64,
             event: record,
         };
-        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut writer = self.writer.lock_or_recover();
         let written = serde_json::to_writer(&mut *writer, &envelope)
             .map_err(std::io::Error::from)
             .and_then(|()| writer.write_all(b"\n"))
             .and_then(|()| writer.flush());
         if let Err(err) = written {
-            self.error
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(err.to_string());
+            self.error.lock_or_recover().get_or_insert(err.to_string());
         }
     }
 
     pub fn error(&self) -> Option<String> {
-        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.error.lock_or_recover().clone()
     }
 }

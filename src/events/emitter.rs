@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::{Event, SessionHeader};
 use crate::secrets::Secrets;
+use crate::sync::LockExt;
 
 /// Where event lines go. `line` is one complete JSON object followed by `\n`.
 pub trait EventSink: Send {
@@ -185,9 +186,7 @@ pub fn now_millis() -> u64 {
 
 /// A poisoned lock only means another thread panicked mid-write; the data is still usable.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock_or_recover()
 }
 
 #[cfg(test)]

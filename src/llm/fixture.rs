@@ -35,6 +35,7 @@ use serde_json::Value;
 
 use super::transport::{ByteStream, Request, Response, Transport, TransportError, TransportFuture};
 use crate::secrets::Secrets;
+use crate::sync::LockExt;
 
 pub const FIXTURE_VERSION: u32 = 1;
 
@@ -179,11 +180,7 @@ impl ReplayTransport {
 
 impl Transport for ReplayTransport {
     fn send<'a>(&'a self, _request: &'a Request) -> TransportFuture<'a> {
-        let next = self
-            .exchanges
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front();
+        let next = self.exchanges.lock_or_recover().pop_front();
         let total = self.total;
         Box::pin(async move {
             let exchange = next.ok_or_else(|| {
@@ -230,7 +227,7 @@ impl Recorder {
 
     /// The first write error, if any (the run reports it as a warning).
     pub fn error(&self) -> Option<String> {
-        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.error.lock_or_recover().clone()
     }
 
     fn write(&self, request: &Value, response: RecordedResponse) {
@@ -252,7 +249,7 @@ impl Recorder {
         };
         line.push(b'\n');
         let written = {
-            let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            let mut file = self.file.lock_or_recover();
             file.write_all(&line).and_then(|()| file.flush())
         };
         if let Err(err) = written {
@@ -261,7 +258,7 @@ impl Recorder {
     }
 
     fn fail(&self, message: String) {
-        let mut error = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        let mut error = self.error.lock_or_recover();
         if error.is_none() {
             *error = Some(message);
         }

@@ -5,17 +5,16 @@
 //! whole run; the replay transport answers from a recording; the recorder wraps either and
 //! writes what passes through.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, TransportError>> + Send>>;
-pub type TransportFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<Response, TransportError>> + Send + 'a>>;
+pub type ByteStream = BoxStream<'static, Result<Bytes, TransportError>>;
+pub type TransportFuture<'a> = BoxFuture<'a, Result<Response, TransportError>>;
 
 /// One request, ready to send: the JSON body and the extra headers.
 #[derive(Debug, Clone)]

@@ -19,6 +19,7 @@ use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
 use crate::llm::error_chain;
+use crate::sync::LockExt;
 
 /// Why the last export of one signal failed.
 #[derive(Debug, Default)]
@@ -44,7 +45,7 @@ impl Failure {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
+    mutex.lock_or_recover()
 }
 
 /// The exporters' blocking HTTP client, noting the cause of each transport error.

@@ -25,6 +25,7 @@ use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
 use crate::agent::{Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
 use crate::events::{AssistantMessage, ExtensionStatus, RunStopReason, StopReason, ToolCall};
+use crate::sync::LockExt;
 
 const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -166,7 +167,7 @@ impl Otel {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock_or_recover()
     }
 
     fn system_attributes(state: &State) -> Vec<KeyValue> {

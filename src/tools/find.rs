@@ -17,6 +17,7 @@ use super::args::Count;
 use super::truncate::Listing;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
 use crate::events::ToolResult;
+use crate::sync::LockExt;
 
 const DEFAULT_LIMIT: usize = 1000;
 
@@ -125,10 +126,7 @@ fn find(
             let name = entry.file_name().to_string_lossy();
             if pattern.matches(&rel, &name) {
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                found
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((rel, is_dir));
+                found.lock_or_recover().push((rel, is_dir));
             }
             WalkState::Continue
         })
@@ -136,7 +134,7 @@ fn find(
     if cancelled() {
         return Err(ToolError::new("Operation aborted"));
     }
-    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut found = found.into_inner_or_recover();
     Ok(render(&mut found, limit))
 }
 

@@ -21,6 +21,7 @@ use super::args::{Count, Flag};
 use super::truncate::{Listing, cap_line};
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
 use crate::events::ToolResult;
+use crate::sync::LockExt;
 
 const DEFAULT_LIMIT: usize = 100;
 const MAX_LINE_CHARS: usize = 500;
@@ -147,7 +148,7 @@ fn search(
             if let Some(hits) = search_file(&mut searcher, &matcher, entry.path(), limit) {
                 let count = hits.lines.iter().filter(|h| h.is_match).count();
                 matches.fetch_add(count, Ordering::Relaxed);
-                found.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
+                found.lock_or_recover().push(hits);
             }
             WalkState::Continue
         })
@@ -155,7 +156,7 @@ fn search(
     if cancelled() {
         return Err(ToolError::new("Operation aborted"));
     }
-    let mut files = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut files = found.into_inner_or_recover();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(render(root, files, limit))
 }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::sync::LockExt;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 /// One async lock per canonical path. Two spellings of one file (`a/../b`, a symlink) share
@@ -18,7 +19,7 @@ impl FileLocks {
     pub async fn lock(&self, path: &Path) -> OwnedMutexGuard<()> {
         let key = canonical_key(path);
         let lock = {
-            let mut map = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+            let mut map = self.locks.lock_or_recover();
             map.entry(key).or_default().clone()
         };
         lock.lock_owned().await

@@ -4,6 +4,9 @@
 //! `cargo test` runs them all except `dynamo_e2e`, which needs real Dynamo and is run by
 //! `scripts/dynamo-e2e.sh` (`--ignored`).
 
+// Tests and their helpers may unwrap: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 mod cli;

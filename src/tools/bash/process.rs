@@ -15,6 +15,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::sync::LockExt;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::net::unix::pipe;
@@ -123,6 +124,6 @@ impl ProcessGroups {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<i32>> {
-        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+        self.groups.lock_or_recover()
     }
 }
