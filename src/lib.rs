@@ -15,14 +15,17 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod control;
 pub mod dynamo;
 pub mod events;
 pub mod exit;
+pub mod extension;
 pub mod github;
 pub mod llm;
 pub mod secrets;
 pub mod sync;
 pub mod telemetry;
+pub mod text;
 pub mod tools;
 
 pub use agent::{AbortReason, RunControl, RunResult, run};

@@ -13,11 +13,11 @@ use std::time::Instant;
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 
-use super::RunControl;
-use super::extension::{Extension, ToolEnding};
+use crate::control::RunControl;
 use crate::events::{
     Emitter, Event, Message, TextContent, ToolCall, ToolResult, ToolResultMessage, now_millis,
 };
+use crate::extension::{Extension, ToolEnding};
 use crate::secrets::Secrets;
 use crate::tools::{ToolContext, ToolSet};
 

@@ -10,14 +10,14 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
-mod control;
 mod execute;
-mod extension;
 mod prompt;
 mod turn;
 
-pub use control::{AbortReason, RunControl};
-pub use extension::{Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
+pub use crate::control::{AbortReason, RunControl};
+pub use crate::extension::{
+    Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding,
+};
 pub use prompt::context_files;
 
 use crate::config::{HttpProvider, ModelSource, RunConfig};
@@ -31,7 +31,8 @@ use crate::llm::fixture::{
     FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
 use crate::llm::{
-    HttpTransport, RequestSpec, RetryPolicy, Transport, build_body, first_model, http_client,
+    HttpTransport, RequestSpec, RetryPolicy, ToolDefinition, Transport, build_body, first_model,
+    http_client, tools_json,
 };
 use crate::tools::{BashSettings, FileLocks, ProcessGroups, ToolContext, ToolSet};
 use execute::{ExecContext, execute_calls};
@@ -275,6 +276,17 @@ impl Session {
         let today: String = now_rfc3339().chars().take(10).collect();
         let system_prompt =
             prompt::build(&self.config.prompt, &self.tools, &self.config.cwd, &today);
+        // Schemas are derived once per run, not once per request.
+        let definitions: Vec<ToolDefinition<'_>> = self
+            .tools
+            .iter()
+            .map(|tool| ToolDefinition {
+                name: tool.name(),
+                description: tool.description(),
+                parameters: tool.parameters(),
+            })
+            .collect();
+        let tools_json = tools_json(&definitions);
         let retry = RetryPolicy::new(
             self.config.limits.max_retries,
             self.config.limits.retry_base_delay,
@@ -347,7 +359,7 @@ impl Session {
                 model,
                 system_prompt: &system_prompt,
                 messages: &self.messages,
-                tools: &self.tools,
+                tools: &tools_json,
                 max_tokens: self.config.limits.max_tokens,
                 max_tokens_field,
                 reasoning_effort,

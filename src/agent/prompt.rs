@@ -89,8 +89,7 @@ pub fn context_files(cwd: &Path) -> Vec<(PathBuf, String)> {
             };
             let mut text = String::from_utf8_lossy(&bytes).into_owned();
             if text.len() > CONTEXT_FILE_MAX_BYTES {
-                let cut =
-                    crate::tools::truncate::floor_char_boundary(&text, CONTEXT_FILE_MAX_BYTES);
+                let cut = crate::text::floor_char_boundary(&text, CONTEXT_FILE_MAX_BYTES);
                 text.truncate(cut);
                 text.push_str(&format!(
                     "\n[... cut at {} of {} bytes; read the file for the rest]",

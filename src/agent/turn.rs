@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::RunControl;
-use super::extension::{Exchange, Extension};
+use crate::control::RunControl;
 use crate::events::{
     ASSISTANT_API, AssistantMessage, AssistantMessageEvent, Emitter, Event, Message, StopReason,
     Usage, now_millis,
 };
+use crate::extension::{Exchange, Extension};
 use crate::llm::{
     Assembled, Assembler, LlmError, Request, RequestDecorator, RetryPolicy, SseItem, SseStream,
     Transport,

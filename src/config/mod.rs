@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{Extension, RunControl};
+use crate::control::RunControl;
+use crate::extension::Extension;
 use crate::llm::fixture::Fixture;
 use crate::secrets::Secrets;
 
@@ -59,8 +60,7 @@ pub mod defaults {
     pub const RETRY_BASE_DELAY: Duration = Duration::from_secs(1);
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-    pub const BASH_TIMEOUT: Duration = Duration::from_secs(120);
-    pub const BASH_TIMEOUT_MAX: Duration = Duration::from_secs(600);
+    pub const BASH_TIMEOUT_MAX: Duration = crate::tools::BashSettings::MAX_TIMEOUT;
     pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
     pub const DYNAMO_BASE_URL: &str = "http://127.0.0.1:8000/v1";
     pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";

@@ -27,9 +27,9 @@ pub mod records;
 pub mod relay;
 pub mod trace_file;
 
-use crate::agent::{Exchange, Extension, Finish, RunOutcome, StatusLine, ToolEnding};
 use crate::config::Env;
-use crate::events::{ToolCall, now_millis};
+use crate::events::{ToolCall, ToolEventsTarget, TraceStatus, TraceSummary, now_millis};
+use crate::extension::{Exchange, Extension, Finish, RunOutcome, StatusLine, ToolEnding};
 use crate::llm::RequestDecorator;
 use crate::sync::LockExt;
 use decorate::IdentityDecorator;
@@ -216,20 +216,23 @@ impl RequestDecorator for CountingDecorator {
 
 impl Extension for DynamoBridge {
     fn status(&self) -> Vec<StatusLine> {
-        let tool_events = self.settings.tool_events.as_ref().map(
-            |t| json!({"endpoint": t.endpoint, "topic": t.topic, "queueCapacity": t.capacity}),
-        );
-        let mut status = json!({
-            "protocol": self.settings.protocol,
-            "agentContext": self.settings.identity,
-            "subagentBridge": self.settings.bridged,
-            "toolEvents": tool_events,
-            "traceFile": self.settings.trace_file,
-        });
-        if let Some(resolved) = self.protocol.resolved() {
-            status["resolvedProtocol"] = json!(resolved);
-        }
-        vec![StatusLine::TraceStatus(status)]
+        let tool_events = self
+            .settings
+            .tool_events
+            .as_ref()
+            .map(|t| ToolEventsTarget {
+                endpoint: t.endpoint.clone(),
+                topic: t.topic.clone(),
+                queue_capacity: t.capacity,
+            });
+        vec![StatusLine::TraceStatus(TraceStatus {
+            protocol: self.settings.protocol.name(),
+            agent_context: json!(self.settings.identity),
+            subagent_bridge: self.settings.bridged,
+            tool_events,
+            trace_file: self.settings.trace_file.clone(),
+            resolved_protocol: self.protocol.resolved().map(Resolved::name),
+        })]
     }
 
     fn decorator(&self) -> Option<Arc<dyn RequestDecorator>> {
@@ -355,19 +358,17 @@ impl Extension for DynamoBridge {
                 Some(relay) => Some(relay.close(RELAY_LINGER).await),
                 None => None,
             };
-            let mut summary = json!({
-                "resolvedProtocol": self.protocol.resolved(),
-                "llmRequests": self.decorator.as_ref().map_or(0, |d| d.sent.load(Ordering::SeqCst)),
-                "toolEventsSent": counts.map_or(0, |c| c.sent),
-                "toolEventsDropped": counts.map_or(0, |c| c.dropped),
-            });
-            if let Some(error) = self.relay_error.lock_or_recover().clone() {
-                summary["toolEventsError"] = json!(error);
-            }
-            if let Some(error) = self.trace.as_ref().and_then(TraceFile::error) {
-                summary["traceFileError"] = json!(error);
-            }
-            vec![StatusLine::TraceSummary(summary)]
+            vec![StatusLine::TraceSummary(TraceSummary {
+                resolved_protocol: self.protocol.resolved().map(Resolved::name),
+                llm_requests: self
+                    .decorator
+                    .as_ref()
+                    .map_or(0, |d| d.sent.load(Ordering::SeqCst)),
+                tool_events_sent: counts.map_or(0, |c| c.sent),
+                tool_events_dropped: counts.map_or(0, |c| c.dropped),
+                tool_events_error: self.relay_error.lock_or_recover().clone(),
+                trace_file_error: self.trace.as_ref().and_then(TraceFile::error),
+            })]
         })
     }
 }

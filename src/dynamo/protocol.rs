@@ -22,12 +22,33 @@ pub enum TraceProtocol {
     Off,
 }
 
+impl TraceProtocol {
+    /// The name as typed and as reported (`trace_status.protocol`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceProtocol::Auto => "auto",
+            TraceProtocol::Agent => "agent",
+            TraceProtocol::Request => "request",
+            TraceProtocol::Off => "off",
+        }
+    }
+}
+
 /// A dialect that is actually in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Resolved {
     Agent,
     Request,
+}
+
+impl Resolved {
+    pub fn name(self) -> &'static str {
+        match self {
+            Resolved::Agent => "agent",
+            Resolved::Request => "request",
+        }
+    }
 }
 
 const UNRESOLVED: u8 = 0;

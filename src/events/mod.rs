@@ -81,9 +81,9 @@ pub enum Event<'a> {
     /// A subsystem's startup status (`extension` names it: `github`, `telemetry`, ...).
     ExtensionStatus(&'a ExtensionStatus),
     /// The Dynamo trace bridge's settings, right after the header.
-    TraceStatus(&'a Value),
+    TraceStatus(&'a TraceStatus),
     /// The Dynamo trace bridge's counters, right before `usage_snapshot`.
-    TraceSummary(&'a Value),
+    TraceSummary(&'a TraceSummary),
     AgentStart,
     TurnStart {
         turn_index: u32,
@@ -164,6 +164,47 @@ pub struct ExtensionStatus {
     /// Extension-specific fields (`profile`, `toolCount`, `auth`, ...).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
+}
+
+/// `trace_status`: how the Dynamo trace bridge is set up for this run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceStatus {
+    /// `auto`, `agent`, `request` or `off`, as configured.
+    pub protocol: &'static str,
+    /// The identity every request and tool event carries (Dynamo's `agent_context`).
+    pub agent_context: Value,
+    /// The identity was rewritten for a subagent.
+    pub subagent_bridge: bool,
+    pub tool_events: Option<ToolEventsTarget>,
+    pub trace_file: Option<std::path::PathBuf>,
+    /// `agent` or `request`, once known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_protocol: Option<&'static str>,
+}
+
+/// Where tool events go over ZeroMQ.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolEventsTarget {
+    pub endpoint: String,
+    pub topic: String,
+    pub queue_capacity: usize,
+}
+
+/// `trace_summary`: what the Dynamo trace bridge did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceSummary {
+    /// `agent` or `request`; `null` when no request settled it.
+    pub resolved_protocol: Option<&'static str>,
+    pub llm_requests: u64,
+    pub tool_events_sent: u64,
+    pub tool_events_dropped: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_events_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_file_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -22,9 +22,9 @@ pub mod profiles;
 pub mod tools;
 mod trim;
 
-use crate::agent::{Extension, StatusLine};
 use crate::config::Env;
 use crate::events::{ExtensionState, ExtensionStatus};
+use crate::extension::{Extension, StatusLine};
 use crate::secrets::Secrets;
 use crate::tools::Tool;
 use client::GitHub;

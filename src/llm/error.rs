@@ -87,7 +87,7 @@ pub fn excerpt(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let cut = crate::tools::truncate::floor_char_boundary(text, max);
+    let cut = crate::text::floor_char_boundary(text, max);
     format!("{}…", &text[..cut])
 }
 

@@ -26,4 +26,4 @@ pub use transport::{
     ByteStream, HttpTransport, Request, Response, Transport, TransportError, error_chain,
     http_client, parse_retry_after,
 };
-pub use wire::{RequestSpec, WireUsage, build_body};
+pub use wire::{RequestSpec, ToolDefinition, WireUsage, build_body, tools_json};

@@ -8,14 +8,39 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::events::{AssistantContent, Message};
-use crate::tools::ToolSet;
+
+/// A tool as the model is told about it.
+pub struct ToolDefinition<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// The request's `tools` array; built once per run, cloned into each request.
+pub fn tools_json(tools: &[ToolDefinition<'_>]) -> Value {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                }
+            })
+        })
+        .collect()
+}
 
 /// Everything that goes into one request body.
 pub struct RequestSpec<'a> {
     pub model: &'a str,
     pub system_prompt: &'a str,
     pub messages: &'a [Message],
-    pub tools: &'a ToolSet,
+    /// From [`tools_json`]; an empty array sends no `tools` field.
+    pub tools: &'a Value,
     pub max_tokens: Option<u32>,
     /// `max_tokens` (Dynamo) or `max_completion_tokens` (OpenAI).
     pub max_tokens_field: &'static str,
@@ -34,22 +59,8 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
-    if !spec.tools.is_empty() {
-        let tools: Vec<Value> = spec
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name(),
-                        "description": tool.description(),
-                        "parameters": tool.parameters(),
-                    }
-                })
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
+    if spec.tools.as_array().is_some_and(|tools| !tools.is_empty()) {
+        body["tools"] = spec.tools.clone();
     }
     if let Some(max) = spec.max_tokens {
         body[spec.max_tokens_field] = json!(max);
@@ -232,7 +243,7 @@ mod tests {
                 timestamp: 0,
             }),
         ];
-        let tools = ToolSet::default();
+        let tools = tools_json(&[]);
         let body = build_body(&RequestSpec {
             model: "m",
             system_prompt: "sys",

@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::agent::{Extension, StatusLine};
 use crate::config::Env;
 use crate::dynamo::identity::AgentIdentity;
 use crate::events::{ExtensionState, ExtensionStatus};
+use crate::extension::{Extension, StatusLine};
 
 #[cfg(feature = "otel")]
 mod delivery;

@@ -23,8 +23,8 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
-use crate::agent::{Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
 use crate::events::{AssistantMessage, ExtensionStatus, RunStopReason, StopReason, ToolCall};
+use crate::extension::{Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
 use crate::sync::LockExt;
 
 const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);

@@ -87,11 +87,18 @@ pub struct BashSettings {
     pub env: Vec<(String, Option<String>)>,
 }
 
+impl BashSettings {
+    /// A bash call's timeout when the model gives none.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+    /// The longest a bash call may run unless `--bash-timeout` says otherwise.
+    pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+}
+
 impl Default for BashSettings {
     fn default() -> Self {
         BashSettings {
-            default_timeout: crate::config::defaults::BASH_TIMEOUT,
-            max_timeout: crate::config::defaults::BASH_TIMEOUT_MAX,
+            default_timeout: BashSettings::DEFAULT_TIMEOUT,
+            max_timeout: BashSettings::MAX_TIMEOUT,
             env: Vec::new(),
         }
     }

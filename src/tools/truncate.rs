@@ -6,6 +6,8 @@
 //! consumer can tell what was dropped.
 
 use serde::Serialize;
+
+pub use crate::text::{ceil_char_boundary, floor_char_boundary};
 use serde_json::{Map, Value, json};
 
 use crate::events::{TextContent, ToolResult};
@@ -124,24 +126,6 @@ pub fn format_size(bytes: usize) -> String {
     } else {
         format!("{:.1}MB", bytes as f64 / (KIB * KIB))
     }
-}
-
-/// The largest char boundary at or before `index`.
-pub fn floor_char_boundary(text: &str, index: usize) -> usize {
-    let mut i = index.min(text.len());
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-/// The smallest char boundary at or after `index`.
-pub fn ceil_char_boundary(text: &str, index: usize) -> usize {
-    let mut i = index.min(text.len());
-    while !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 /// At most `max_chars` characters of `line`, with a marker when something was cut.

@@ -9,6 +9,7 @@
 
 mod support;
 
+mod architecture;
 mod cli;
 mod dynamo_bridge;
 mod dynamo_e2e;

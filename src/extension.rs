@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use futures_util::future::BoxFuture;
-use serde_json::Value;
 
 use crate::events::{
-    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, ToolCall, ToolResult, UsageStats,
+    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, ToolCall, ToolResult,
+    TraceStatus, TraceSummary, UsageStats,
 };
 use crate::llm::{RequestDecorator, WireUsage};
 use crate::tools::Tool;
@@ -22,8 +22,8 @@ use crate::tools::Tool;
 #[derive(Debug, Clone)]
 pub enum StatusLine {
     Extension(ExtensionStatus),
-    TraceStatus(Value),
-    TraceSummary(Value),
+    TraceStatus(TraceStatus),
+    TraceSummary(TraceSummary),
     /// Not a line: a warning for stderr (via `RunResult::warnings`).
     Warning(String),
 }

@@ -1,0 +1,157 @@
+//! The dependency rules of docs/ARCHITECTURE.md, checked: each top-level module of `src/` may
+//! use only the modules listed for it (test code excepted), and the graph has no cycle. A new
+//! dependency is a design decision: add it here and to ARCHITECTURE.md together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Module -> the modules it may use.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("exit", &[]),
+    ("sync", &[]),
+    ("text", &[]),
+    ("secrets", &["sync"]),
+    ("events", &["secrets", "sync"]),
+    ("tools", &["events", "sync", "text"]),
+    ("llm", &["events", "secrets", "sync", "text"]),
+    ("control", &["exit"]),
+    ("extension", &["events", "llm", "tools"]),
+    (
+        "config",
+        &["control", "extension", "llm", "secrets", "tools"],
+    ),
+    (
+        "agent",
+        &[
+            "config",
+            "control",
+            "events",
+            "exit",
+            "extension",
+            "llm",
+            "secrets",
+            "sync",
+            "text",
+            "tools",
+        ],
+    ),
+    ("dynamo", &["config", "events", "extension", "llm", "sync"]),
+    (
+        "github",
+        &[
+            "config",
+            "events",
+            "extension",
+            "llm",
+            "secrets",
+            "sync",
+            "tools",
+        ],
+    ),
+    (
+        "telemetry",
+        &["config", "dynamo", "events", "extension", "llm", "sync"],
+    ),
+    (
+        "cli",
+        &[
+            "config",
+            "dynamo",
+            "exit",
+            "github",
+            "llm",
+            "secrets",
+            "telemetry",
+            "tools",
+        ],
+    ),
+];
+
+/// `crate::x` references of each top-level module, outside comments and `#[cfg(test)]` code.
+fn used_modules() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&src).unwrap();
+            let module = rel
+                .iter()
+                .next()
+                .unwrap()
+                .to_string_lossy()
+                .replace(".rs", "");
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let found = uses.entry(module.clone()).or_default();
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for part in line.split("crate::").skip(1) {
+                    let name: String = part
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if !name.is_empty() && name != module {
+                        found.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    uses
+}
+
+#[test]
+fn modules_use_only_what_the_architecture_allows() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let mut violations = Vec::new();
+    for (module, used) in used_modules() {
+        let Some(permitted) = allowed.get(module.as_str()) else {
+            violations.push(format!("{module}: not in the architecture table"));
+            continue;
+        };
+        for dependency in used {
+            if !permitted.contains(&dependency.as_str()) {
+                violations.push(format!("{module} -> {dependency}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "dependencies outside docs/ARCHITECTURE.md: {violations:#?}"
+    );
+}
+
+#[test]
+fn the_allowed_graph_has_no_cycle() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    // Depth-first search with colours: reaching a module still on the path is a cycle.
+    fn visit<'a>(
+        module: &'a str,
+        allowed: &BTreeMap<&'a str, &'a [&'a str]>,
+        on_path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) {
+        if done.contains(module) {
+            return;
+        }
+        assert!(!on_path.contains(&module), "cycle: {on_path:?} -> {module}");
+        on_path.push(module);
+        for next in allowed.get(module).copied().unwrap_or_default() {
+            visit(next, allowed, on_path, done);
+        }
+        on_path.pop();
+        done.insert(module);
+    }
+    let mut done = BTreeSet::new();
+    for module in allowed.keys() {
+        visit(module, &allowed, &mut Vec::new(), &mut done);
+    }
+}
