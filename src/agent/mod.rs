@@ -12,6 +12,7 @@ use serde_json::Value;
 
 mod execute;
 mod prompt;
+mod streaming;
 mod turn;
 
 pub use crate::control::{AbortReason, RunControl};

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use super::streaming::StreamingMessage;
 use crate::control::RunControl;
 use crate::events::{
-    ASSISTANT_API, AssistantMessage, AssistantMessageEvent, Emitter, Event, Message, StopReason,
-    Usage, now_millis,
+    ASSISTANT_API, AssistantMessage, Emitter, Event, StopReason, Usage, now_millis,
 };
 use crate::extension::{Exchange, Extension};
 use crate::llm::{
@@ -195,16 +195,13 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
 
     let mut sse = SseStream::new(response.body);
     let mut assembler = Assembler::new();
-    let mut message = empty_message(ctx, StopReason::Pending, None);
-    let mut started_message = false;
-    let emitter = ctx.emitter;
+    let mut streaming =
+        StreamingMessage::new(ctx.emitter, &empty_message(ctx, StopReason::Pending, None));
     let ended = loop {
         let item = tokio::select! {
             biased;
             _ = ctx.control.aborted() => {
-                let assembled = finish(&mut assembler, &message, &mut started_message, emitter, Some((StopReason::Aborted, None)));
-                fill(&mut message, assembled);
-                emitter.emit(&Event::MessageEnd { message: &Message::Assistant(message.clone()) });
+                let message = streaming.close(assembler, Some((StopReason::Aborted, None)), |_| {});
                 return Attempt::Aborted(message);
             }
             item = tokio::time::timeout(ctx.idle_timeout, sse.next()) => item,
@@ -217,18 +214,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             Ok(Some(Err(err))) => break Ended::Failed(err),
             Ok(Some(Ok(SseItem::Done))) => break Ended::Done,
             Ok(Some(Ok(SseItem::Chunk(chunk)))) => {
-                let mut emit = |event: &AssistantMessageEvent<'_>| {
-                    if !started_message {
-                        started_message = true;
-                        emitter.emit(&Event::MessageStart {
-                            message: &Message::Assistant(message.clone()),
-                        });
-                    }
-                    emitter.emit(&Event::MessageUpdate {
-                        assistant_message_event: event,
-                    });
-                };
-                assembler.push(chunk, &mut emit);
+                assembler.push(chunk, &mut |event| streaming.push(event));
                 if ttft_ms.is_none() && assembler.has_progress() {
                     ttft_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                 }
@@ -254,37 +240,12 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
         }
     };
     match ended {
-        Ended::Done => {
-            let assembled = finish(
-                &mut assembler,
-                &message,
-                &mut started_message,
-                emitter,
-                None,
-            );
-            report(&assembled);
-            fill(&mut message, assembled);
-            emitter.emit(&Event::MessageEnd {
-                message: &Message::Assistant(message.clone()),
-            });
-            Attempt::Done(message)
-        }
+        Ended::Done => Attempt::Done(streaming.close(assembler, None, report)),
+        // Nothing was shown yet (no delta was emitted), so the request can be retried.
         Ended::Failed(error) if !assembler.has_progress() => Attempt::FailedEarly(error, None),
         Ended::Failed(error) => {
             let stop = Some((StopReason::Error, Some(error.to_string())));
-            let assembled = finish(
-                &mut assembler,
-                &message,
-                &mut started_message,
-                emitter,
-                stop,
-            );
-            report(&assembled);
-            fill(&mut message, assembled);
-            emitter.emit(&Event::MessageEnd {
-                message: &Message::Assistant(message.clone()),
-            });
-            Attempt::FailedAfterProgress(message, error)
+            Attempt::FailedAfterProgress(streaming.close(assembler, stop, report), error)
         }
     }
 }
@@ -292,46 +253,6 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
 enum Ended {
     Done,
     Failed(LlmError),
-}
-
-fn finish(
-    assembler: &mut Assembler,
-    message: &AssistantMessage,
-    started_message: &mut bool,
-    emitter: &Emitter,
-    stopped: Option<(StopReason, Option<String>)>,
-) -> Assembled {
-    let assembler = std::mem::take(assembler);
-    let mut emit = |event: &AssistantMessageEvent<'_>| {
-        if !*started_message {
-            *started_message = true;
-            emitter.emit(&Event::MessageStart {
-                message: &Message::Assistant(message.clone()),
-            });
-        }
-        emitter.emit(&Event::MessageUpdate {
-            assistant_message_event: event,
-        });
-    };
-    let assembled = assembler.finish(stopped, &mut emit);
-    if !*started_message {
-        *started_message = true;
-        emitter.emit(&Event::MessageStart {
-            message: &Message::Assistant(message.clone()),
-        });
-    }
-    assembled
-}
-
-fn fill(message: &mut AssistantMessage, assembled: Assembled) {
-    message.content = assembled.content;
-    message.stop_reason = assembled.stop_reason;
-    message.error_message = assembled.error_message;
-    message.usage = assembled.usage;
-    message.response_id = assembled.response_id;
-    if let Some(model) = assembled.model {
-        message.model = model;
-    }
 }
 
 fn abort_early(ctx: &TurnContext<'_>) -> Attempt {
@@ -360,17 +281,7 @@ fn empty_message(
 
 /// `message_start` (pending) and `message_end` for a message that never streamed.
 fn emit_whole(emitter: &Emitter, message: &AssistantMessage) {
-    let pending = AssistantMessage {
-        stop_reason: StopReason::Pending,
-        error_message: None,
-        ..message.clone()
-    };
-    emitter.emit(&Event::MessageStart {
-        message: &Message::Assistant(pending),
-    });
-    emitter.emit(&Event::MessageEnd {
-        message: &Message::Assistant(message.clone()),
-    });
+    StreamingMessage::new(emitter, message).end(message.clone());
 }
 
 async fn read_error_body(ctx: &TurnContext<'_>, mut body: crate::llm::ByteStream) -> String {

@@ -6,7 +6,7 @@
 //! can stop; it never panics and never retries a dead sink.
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::Serialize;
@@ -43,7 +43,7 @@ pub struct CollectorSink {
 impl CollectorSink {
     /// Every line written so far, without the trailing newline.
     pub fn lines(&self) -> Vec<String> {
-        lock(&self.lines).clone()
+        self.lines.lock_or_recover().clone()
     }
 }
 
@@ -52,7 +52,7 @@ impl EventSink for CollectorSink {
         let text = String::from_utf8_lossy(line)
             .trim_end_matches('\n')
             .to_string();
-        lock(&self.lines).push(text);
+        self.lines.lock_or_recover().push(text);
         Ok(())
     }
 }
@@ -137,20 +137,20 @@ impl Emitter {
 
     /// Values to replace with `[REDACTED]` in every line (shared: it may grow).
     pub fn set_secrets(&self, secrets: Secrets) {
-        lock(&self.inner).secrets = secrets;
+        self.inner.lock_or_recover().secrets = secrets;
     }
 
     /// Called once, the first time the sink fails.
     pub fn on_close(&self, hook: impl FnOnce() + Send + 'static) {
-        lock(&self.inner).on_close = Some(Box::new(hook));
+        self.inner.lock_or_recover().on_close = Some(Box::new(hook));
     }
 
     pub fn header(&self, header: &SessionHeader<'_>) {
-        lock(&self.inner).write(header);
+        self.inner.lock_or_recover().write(header);
     }
 
     pub fn emit(&self, event: &Event<'_>) {
-        let mut inner = lock(&self.inner);
+        let mut inner = self.inner.lock_or_recover();
         // Stamped under the lock so timestamps never go backwards down the stream.
         let timestamp = now_rfc3339();
         inner.write(&Envelope {
@@ -162,12 +162,12 @@ impl Emitter {
 
     /// True once the sink has failed.
     pub fn is_closed(&self) -> bool {
-        lock(&self.inner).closed
+        self.inner.lock_or_recover().closed
     }
 
     /// Every record written so far (empty unless created with `retain`).
     pub fn records(&self) -> Vec<Value> {
-        std::mem::take(&mut lock(&self.inner).records)
+        std::mem::take(&mut self.inner.lock_or_recover().records)
     }
 }
 
@@ -185,10 +185,6 @@ pub fn now_millis() -> u64 {
 }
 
 /// A poisoned lock only means another thread panicked mid-write; the data is still usable.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock_or_recover()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

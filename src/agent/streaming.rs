@@ -1,0 +1,163 @@
+//! The assistant message being streamed, and the rule every message follows on the wire:
+//! exactly one `message_start` (with `stopReason: "pending"` and no content), its
+//! `message_update` deltas, and exactly one `message_end` with the whole message.
+//!
+//! [`StreamingMessage`] holds that rule in one place: the start is emitted lazily, just before
+//! the first delta or the end, whichever comes first, and closing consumes the value, so a
+//! message cannot be ended twice or left open.
+
+use crate::events::{AssistantMessage, AssistantMessageEvent, Emitter, Event, Message, StopReason};
+use crate::llm::{Assembled, Assembler};
+
+pub struct StreamingMessage<'e> {
+    emitter: &'e Emitter,
+    /// The message as `message_start` shows it: no content yet, stop reason pending.
+    pending: AssistantMessage,
+    started: bool,
+}
+
+impl<'e> StreamingMessage<'e> {
+    /// `skeleton` supplies everything but the content (provider, model, timestamp, ...).
+    pub fn new(emitter: &'e Emitter, skeleton: &AssistantMessage) -> Self {
+        StreamingMessage {
+            emitter,
+            pending: AssistantMessage {
+                content: Vec::new(),
+                stop_reason: StopReason::Pending,
+                error_message: None,
+                ..skeleton.clone()
+            },
+            started: false,
+        }
+    }
+
+    /// Emits one streamed piece (after `message_start`, if it was not out yet).
+    pub fn push(&mut self, event: &AssistantMessageEvent<'_>) {
+        self.start();
+        self.emitter.emit(&Event::MessageUpdate {
+            assistant_message_event: event,
+        });
+    }
+
+    /// Ends the assembled message: the last deltas (open blocks closing, tool calls ending),
+    /// then `message_end`. `stopped` overrides the stop reason (abort, error); `observe` sees
+    /// the assembly before it is folded into the message.
+    pub fn close(
+        mut self,
+        assembler: Assembler,
+        stopped: Option<(StopReason, Option<String>)>,
+        observe: impl FnOnce(&Assembled),
+    ) -> AssistantMessage {
+        let assembled = assembler.finish(stopped, &mut |event| self.push(event));
+        observe(&assembled);
+        let mut message = self.pending.clone();
+        message.content = assembled.content;
+        message.stop_reason = assembled.stop_reason;
+        message.error_message = assembled.error_message;
+        message.usage = assembled.usage;
+        message.response_id = assembled.response_id;
+        if let Some(model) = assembled.model {
+            message.model = model;
+        }
+        self.end(message)
+    }
+
+    /// Ends the message with `message` as it finally is.
+    pub fn end(mut self, message: AssistantMessage) -> AssistantMessage {
+        self.start();
+        self.emitter.emit(&Event::MessageEnd {
+            message: &Message::Assistant(message.clone()),
+        });
+        message
+    }
+
+    fn start(&mut self) {
+        if !self.started {
+            self.started = true;
+            self.emitter.emit(&Event::MessageStart {
+                message: &Message::Assistant(self.pending.clone()),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{ASSISTANT_API, CollectorSink, Usage};
+    use serde_json::{Value, json};
+
+    fn skeleton() -> AssistantMessage {
+        AssistantMessage {
+            content: Vec::new(),
+            api: ASSISTANT_API,
+            provider: "p".into(),
+            model: "m".into(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Pending,
+            timestamp: 0,
+            response_id: None,
+            error_message: None,
+        }
+    }
+
+    /// `type` of each line, with the delta event's type for updates.
+    fn kinds(sink: &CollectorSink) -> Vec<String> {
+        sink.lines()
+            .iter()
+            .map(|line| {
+                let event: Value = serde_json::from_str(line).unwrap();
+                match event["assistantMessageEvent"]["type"].as_str() {
+                    Some(delta) => delta.to_string(),
+                    None => event["type"].as_str().unwrap().to_string(),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_message_without_deltas_still_starts_once_and_ends_once() {
+        let sink = CollectorSink::default();
+        let emitter = Emitter::new(Box::new(sink.clone()), "s", false);
+        let message = StreamingMessage::new(&emitter, &skeleton()).close(
+            Assembler::new(),
+            Some((StopReason::Aborted, None)),
+            |_| {},
+        );
+        assert_eq!(message.stop_reason, StopReason::Aborted);
+        assert_eq!(kinds(&sink), ["message_start", "message_end"]);
+        let start: Value = serde_json::from_str(&sink.lines()[0]).unwrap();
+        assert_eq!(start["message"]["stopReason"], "pending");
+    }
+
+    #[test]
+    fn deltas_come_between_the_one_start_and_the_one_end() {
+        let sink = CollectorSink::default();
+        let emitter = Emitter::new(Box::new(sink.clone()), "s", false);
+        let mut streaming = StreamingMessage::new(&emitter, &skeleton());
+        let mut assembler = Assembler::new();
+        for text in ["Hel", "lo"] {
+            let chunk = json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+            assembler.push(serde_json::from_value(chunk).unwrap(), &mut |event| {
+                streaming.push(event)
+            });
+        }
+        let mut observed = None;
+        let message = streaming.close(assembler, None, |assembled| {
+            observed = Some(assembled.content.len())
+        });
+        assert_eq!(observed, Some(1));
+        assert_eq!(message.text(), "Hello");
+        assert_eq!(
+            kinds(&sink),
+            [
+                "message_start",
+                "text_start",
+                "text_delta",
+                "text_delta",
+                "text_end",
+                "message_end"
+            ]
+        );
+    }
+}
