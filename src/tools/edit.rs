@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::atomic::Encoding;
+use super::atomic::{Encoding, read_existing};
 use super::edit_match::{Edit, MatchError, apply_edits, first_changed_line};
 use super::write::write_error;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
@@ -121,13 +121,7 @@ fn edit_file(path: &Path, display: &str, edits: &[Edit]) -> Result<ToolResult, T
     if path.is_dir() {
         return Err(ToolError::new(format!("Path is a directory: {display}")));
     }
-    let raw = std::fs::read(path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => ToolError::new(format!("File not found: {display}")),
-        std::io::ErrorKind::PermissionDenied => {
-            ToolError::new(format!("Permission denied: {display}"))
-        }
-        _ => ToolError::new(format!("Could not read {display}: {err}")),
-    })?;
+    let raw = read_existing(path, display)?;
     let text = String::from_utf8(raw).map_err(|err| {
         ToolError::new(format!(
             "{display} is not valid UTF-8 (invalid byte at offset {}); edit will not rewrite it. Use bash for binary or non-UTF-8 files.",

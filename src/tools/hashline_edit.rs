@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::atomic::Encoding;
+use super::atomic::{Encoding, read_existing};
 use super::edit_match::first_changed_line;
 use super::hashline::{line_prefix, line_tag, parse_anchor};
 use super::write::write_error;
@@ -134,13 +134,7 @@ struct Planned {
 }
 
 fn edit_file(path: &Path, display: &str, edits: Vec<EditParam>) -> Result<ToolResult, ToolError> {
-    let raw = std::fs::read(path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => ToolError::new(format!("File not found: {display}")),
-        std::io::ErrorKind::PermissionDenied => {
-            ToolError::new(format!("Permission denied: {display}"))
-        }
-        _ => ToolError::new(format!("Could not read {display}: {err}")),
-    })?;
+    let raw = read_existing(path, display)?;
     let text = String::from_utf8(raw).map_err(|_| {
         ToolError::new(format!(
             "{display} is not valid UTF-8; hashline_edit will not rewrite it."

@@ -46,6 +46,32 @@ pub fn split_lines(text: &str) -> Vec<&str> {
     body.split('\n').collect()
 }
 
+impl Truncation {
+    /// The record of cutting `text` (of `total_lines` lines) to `output` (`kept` lines) under
+    /// `limits` (lines, bytes); neither edge case flagged.
+    fn of(
+        text: &str,
+        total_lines: usize,
+        output: &str,
+        kept: usize,
+        by: Option<TruncatedBy>,
+        (max_lines, max_bytes): (usize, usize),
+    ) -> Truncation {
+        Truncation {
+            truncated: by.is_some(),
+            truncated_by: by,
+            total_lines,
+            total_bytes: text.len(),
+            output_lines: kept,
+            output_bytes: output.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: false,
+            max_lines,
+            max_bytes,
+        }
+    }
+}
+
 /// How many whole lines, taken in the given order, fit both budgets, and which one stopped it.
 fn lines_that_fit<'a>(
     lines: impl Iterator<Item = &'a &'a str>,
@@ -74,16 +100,8 @@ pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> (String,
     let (kept, by) = lines_that_fit(lines.iter(), max_lines, max_bytes);
     let output = lines[..kept].join("\n");
     let truncation = Truncation {
-        truncated: by.is_some(),
-        truncated_by: by,
-        total_lines: lines.len(),
-        total_bytes: text.len(),
-        output_lines: kept,
-        output_bytes: output.len(),
-        last_line_partial: false,
         first_line_exceeds_limit: kept == 0 && by == Some(TruncatedBy::Bytes),
-        max_lines,
-        max_bytes,
+        ..Truncation::of(text, lines.len(), &output, kept, by, (max_lines, max_bytes))
     };
     (output, truncation)
 }
@@ -102,16 +120,8 @@ pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String,
         lines[lines.len() - kept..].join("\n")
     };
     let truncation = Truncation {
-        truncated: by.is_some(),
-        truncated_by: by,
-        total_lines: lines.len(),
-        total_bytes: text.len(),
-        output_lines: kept,
-        output_bytes: output.len(),
         last_line_partial,
-        first_line_exceeds_limit: false,
-        max_lines,
-        max_bytes,
+        ..Truncation::of(text, lines.len(), &output, kept, by, (max_lines, max_bytes))
     };
     (output, truncation)
 }
