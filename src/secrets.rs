@@ -8,8 +8,9 @@
 use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
 
-use crate::sync::RwLockExt;
 use serde_json::Value;
+
+use crate::sync::RwLockExt;
 
 pub const REDACTED: &str = "[REDACTED]";
 /// Shorter values are ignored: redacting them would mangle ordinary text.

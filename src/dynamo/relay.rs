@@ -19,11 +19,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::sync::LockExt;
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use zeromq::{PushSocket, Socket, SocketOptions, SocketSend, ZmqMessage};
+
+use crate::sync::LockExt;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
 const RECONNECT_INTERVAL: Duration = Duration::from_millis(500);

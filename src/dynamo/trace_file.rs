@@ -10,8 +10,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::sync::LockExt;
 use serde::Serialize;
+
+use crate::sync::LockExt;
 
 pub struct TraceFile {
     writer: Mutex<BufWriter<File>>,

@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::sync::LockExt;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+use crate::sync::LockExt;
 
 /// One async lock per canonical path. Two spellings of one file (`a/../b`, a symlink) share
 /// a lock because the key is resolved through the filesystem.

@@ -15,11 +15,12 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::sync::LockExt;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
+
+use crate::sync::LockExt;
 
 pub struct Spawned {
     pub child: Child,
