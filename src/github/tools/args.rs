@@ -77,6 +77,22 @@ impl Paging {
     }
 }
 
+/// A list filter on issue or pull request state.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Open,
+    Closed,
+    All,
+}
+
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Asc,
+    Desc,
+}
+
 /// An enum argument's wire text (its serde name).
 pub fn wire<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::args::{IssueRef, Paging, Repo, query, segment, wire};
+use super::args::{Direction, IssueRef, Paging, Repo, State, query, segment, wire};
 use super::{Call, Handled, Output, Registry};
 use crate::github::client::Method;
 use crate::tools::args::{List, OptList, OptText, Text};
@@ -64,14 +64,6 @@ pub fn register(r: &mut Registry) {
 
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
-enum State {
-    Open,
-    Closed,
-    All,
-}
-
-#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
 enum NewState {
     Open,
     Closed,
@@ -83,13 +75,6 @@ enum IssueSort {
     Created,
     Updated,
     Comments,
-}
-
-#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Asc,
-    Desc,
 }
 
 #[derive(Deserialize, JsonSchema)]

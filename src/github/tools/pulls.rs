@@ -4,8 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::args::{Paging, PullRef, Repo, query, wire};
-use super::issues::Direction;
+use super::args::{Direction, Paging, PullRef, Repo, State, query, wire};
 use super::{Call, Handled, Output, Registry};
 use crate::github::client::Method;
 use crate::tools::args::{Count, OptText, Text};
@@ -58,14 +57,6 @@ pub fn register(r: &mut Registry) {
         "Merge a pull request (merge, squash or rebase).",
         merge_pull_request,
     );
-}
-
-#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum State {
-    Open,
-    Closed,
-    All,
 }
 
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
