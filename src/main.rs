@@ -5,12 +5,19 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use std::panic::AssertUnwindSafe;
+
 use clap::Parser;
+use futures_util::FutureExt;
 use tokio::signal::unix::{SignalKind, signal};
-use worker::cli::{Cli, Command, ProcessEnv, TraceCommand, build_config, read_prompt};
+use worker::cli::{Cli, Command, ProcessEnv, PromptError, TraceCommand, build_config, read_prompt};
 use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
+    // A panic anywhere is reported as worker's own error line, never as a bare trace.
+    std::panic::set_hook(Box::new(|info| {
+        warn(&format!("internal error: {info}"));
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -37,9 +44,14 @@ fn run(args: &worker::cli::RunArgs) -> ExitStatus {
         }
         Err(message) => return usage_error(&message),
     };
-    let prompt = match read_prompt(args.prompt.as_deref()) {
+    // The budget covers waiting for the prompt too: it runs from `config.budget_start`.
+    let prompt = match read_prompt(args.prompt.as_deref(), config.limits.timeout) {
         Ok(prompt) => prompt,
-        Err(message) => return usage_error(&message),
+        Err(PromptError::Invalid(message)) => return usage_error(&message),
+        Err(timed_out @ PromptError::TimedOut(_)) => {
+            warn(&timed_out.to_string());
+            return ExitStatus::Limit;
+        }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -53,14 +65,25 @@ fn run(args: &worker::cli::RunArgs) -> ExitStatus {
             return ExitStatus::Failed;
         }
     };
-    runtime.block_on(async {
+    let status = runtime.block_on(async {
         watch_signals(config.control.clone());
-        let result = worker::run(config, prompt, Box::new(StdoutSink)).await;
-        for warning in &result.warnings {
-            warn(warning);
+        let run = AssertUnwindSafe(worker::run(config, prompt, Box::new(StdoutSink)));
+        match run.catch_unwind().await {
+            Ok(result) => {
+                for warning in &result.warnings {
+                    warn(warning);
+                }
+                result.exit
+            }
+            // The run ends its own stream on a panic in the loop; this is the last resort for
+            // one outside it (the panic hook has already said what happened).
+            Err(_) => ExitStatus::Failed,
         }
-        result.exit
-    })
+    });
+    // The stream is complete: do not wait for blocking threads (a DNS lookup stuck on a dead
+    // resolver, a tool's file read) to wind down.
+    runtime.shutdown_background();
+    status
 }
 
 fn perfetto(input: &std::path::Path, output: &std::path::Path) -> ExitStatus {

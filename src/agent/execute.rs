@@ -146,17 +146,22 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
         Ok(Ok(result)) => (result, false),
         Ok(Err(err)) => (err.into_result(), true),
         Err(panic) => {
-            let reason = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
+            let reason = panic_message(panic.as_ref());
             (
                 error_text(&format!("Tool {} failed internally: {reason}", call.name)),
                 true,
             )
         }
     }
+}
+
+/// The text a panic was raised with.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
 }
 
 fn error_text(text: &str) -> ToolResult {

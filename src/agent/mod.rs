@@ -5,8 +5,11 @@
 //! aborted. Whatever happens after the header is printed, the stream ends with `agent_end`
 //! (once `agent_start` was printed) and `usage_snapshot`, and the exit code says how it went.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
+
+use futures_util::FutureExt;
 
 use serde_json::Value;
 
@@ -95,8 +98,9 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
 
     let timer = config.limits.timeout.map(|timeout| {
         let control = config.control.clone();
+        let left = timeout.saturating_sub(config.budget_start.elapsed());
         tokio::spawn(async move {
-            tokio::time::sleep(timeout).await;
+            tokio::time::sleep(left).await;
             control.abort(AbortReason::Timeout);
         })
     });
@@ -193,13 +197,28 @@ impl Session {
     }
 
     async fn run(&mut self, prompt: String) -> RunResult {
-        let ending = match self.connect().await {
-            Ok((transport, provider, model)) => {
-                self.agent_loop(prompt, transport.as_ref(), provider, &model)
-                    .await
+        // A bug anywhere in the loop (or an extension hook it calls) must still end the stream
+        // properly: the panic becomes an internal fatal error and `finish` writes the rest.
+        let looped = AssertUnwindSafe(async {
+            match self.connect().await {
+                Ok((transport, provider, model)) => {
+                    self.agent_loop(prompt, transport.as_ref(), provider, &model)
+                        .await
+                }
+                Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
             }
-            Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
-        };
+        })
+        .catch_unwind()
+        .await;
+        let ending = looped.unwrap_or_else(|panic| {
+            Ending::Failed(
+                FatalError {
+                    kind: FatalErrorKind::Internal,
+                    message: format!("internal error: {}", execute::panic_message(panic.as_ref())),
+                },
+                RunStopReason::Error,
+            )
+        });
         self.finish(ending).await
     }
 

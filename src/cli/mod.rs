@@ -20,7 +20,7 @@ use crate::secrets::Secrets;
 mod prompt;
 pub mod reference;
 
-pub use prompt::read_prompt;
+pub use prompt::{PromptError, read_prompt};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -2,18 +2,34 @@
 //!
 //! stdin must be UTF-8 (a BOM is dropped; UTF-16 with a BOM is decoded). When a prompt
 //! argument is given, stdin is read only if it has data or is at EOF within a short wait: an
-//! open pipe that nobody writes to must not hang the run.
+//! open pipe that nobody writes to must not hang the run. Without an argument, stdin is read
+//! to EOF, within the run's `--timeout` when there is one.
 
 use std::io::{IsTerminal, Read};
 use std::os::fd::AsFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 /// How long stdin may stay silent when a prompt argument is given.
 const STDIN_WAIT_WITH_ARGUMENT: Duration = Duration::from_secs(2);
 
-pub fn read_prompt(argument: Option<&str>) -> Result<String, String> {
+/// Why there is no prompt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// Empty, undecodable or unreadable input: a usage error.
+    #[error("{0}")]
+    Invalid(String),
+    /// stdin did not reach EOF within the budget.
+    #[error("stdin did not close within --timeout ({}s); the prompt must be complete by then", .0.as_secs_f64())]
+    TimedOut(Duration),
+}
+
+/// Reads the prompt; `budget` (the run's `--timeout`) bounds the wait for stdin's EOF.
+pub fn read_prompt(
+    argument: Option<&str>,
+    budget: Option<Duration>,
+) -> Result<String, PromptError> {
     let stdin = std::io::stdin();
     // A terminal is never read; a pipe is skipped when an argument is given and it stays silent.
     let skip = stdin.is_terminal()
@@ -21,14 +37,38 @@ pub fn read_prompt(argument: Option<&str>) -> Result<String, String> {
     let piped = if skip {
         None
     } else {
-        let mut bytes = Vec::new();
-        stdin
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|err| format!("cannot read stdin: {err}"))?;
-        Some(bytes)
+        Some(read_to_end_within(&stdin, budget)?)
     };
-    combine(argument, piped.as_deref())
+    combine(argument, piped.as_deref()).map_err(PromptError::Invalid)
+}
+
+/// All of stdin; with a budget, waits for data at most that long in total.
+fn read_to_end_within(
+    stdin: &std::io::Stdin,
+    budget: Option<Duration>,
+) -> Result<Vec<u8>, PromptError> {
+    let mut bytes = Vec::new();
+    let unreadable =
+        |err: std::io::Error| PromptError::Invalid(format!("cannot read stdin: {err}"));
+    let Some(budget) = budget else {
+        stdin.lock().read_to_end(&mut bytes).map_err(unreadable)?;
+        return Ok(bytes);
+    };
+    let deadline = Instant::now() + budget;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || !readable_within(stdin, left) {
+            return Err(PromptError::TimedOut(budget));
+        }
+        // Readable: a read returns what is there (or 0 at EOF) without blocking.
+        match stdin.lock().read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(unreadable(err)),
+        }
+    }
 }
 
 fn readable_within(stdin: &std::io::Stdin, wait: Duration) -> bool {

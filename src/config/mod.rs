@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::control::RunControl;
 use crate::extension::Extension;
@@ -85,6 +85,9 @@ pub struct RunConfig {
     pub secrets: Secrets,
     /// Subsystems riding along (Dynamo trace bridge, GitHub tools, telemetry).
     pub extensions: Vec<Arc<dyn Extension>>,
+    /// When `limits.timeout` started counting: when the config was made, so that reading the
+    /// prompt is inside the budget.
+    pub budget_start: Instant,
 }
 
 impl RunConfig {
@@ -103,6 +106,7 @@ impl RunConfig {
             retain_records: true,
             secrets: Secrets::default(),
             extensions: Vec::new(),
+            budget_start: Instant::now(),
         }
     }
 }

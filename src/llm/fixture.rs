@@ -33,6 +33,7 @@ use futures_util::{Stream, stream};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::retry::server_seconds;
 use super::transport::{ByteStream, Request, Response, Transport, TransportError, TransportFuture};
 use crate::secrets::Secrets;
 use crate::sync::LockExt;
@@ -195,10 +196,7 @@ impl Transport for ReplayTransport {
             let body = Bytes::from(response.body_bytes());
             Ok(Response {
                 status: response.status,
-                retry_after: response
-                    .retry_after
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(Duration::from_secs_f64),
+                retry_after: response.retry_after.and_then(server_seconds),
                 body: Box::pin(stream::iter([Ok(body)])),
             })
         })

@@ -39,6 +39,16 @@ impl RetryPolicy {
     }
 }
 
+/// A server-supplied delay in seconds as a `Duration`: `None` for negative or not-a-number
+/// values, saturating (not panicking) for ones too large to represent. [`RetryPolicy::delay`]
+/// caps it anyway.
+pub fn server_seconds(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
+}
+
 /// A factor in [0.8, 1.2), from the OS random source uuid already uses.
 fn jitter() -> f64 {
     let random = (uuid::Uuid::new_v4().as_u128() % 10_000) as f64 / 10_000.0;

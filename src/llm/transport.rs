@@ -146,7 +146,7 @@ impl Transport for HttpTransport {
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return super::retry::server_seconds(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -184,5 +184,13 @@ mod tests {
         );
         assert_eq!(parse_retry_after("soon"), None);
         assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("NaN"), None);
+        // Absurd values saturate instead of panicking; the retry policy caps them.
+        assert_eq!(parse_retry_after("1e308"), Some(Duration::MAX));
+        assert_eq!(parse_retry_after("inf"), Some(Duration::MAX));
+        assert_eq!(
+            parse_retry_after("99999999999999999999"),
+            Some(Duration::MAX)
+        );
     }
 }

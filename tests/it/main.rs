@@ -13,6 +13,7 @@ mod architecture;
 mod cli;
 mod dynamo_bridge;
 mod dynamo_e2e;
+mod faults;
 mod github_profiles;
 mod github_tools;
 mod golden;

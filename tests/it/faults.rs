@@ -1,0 +1,160 @@
+//! The fault matrix: one test per hostile condition, each checking how the run ends — the
+//! terminal events, the stderr line and the exit code — and that nothing is lost (the stream
+//! is complete: it ends with `usage_snapshot`, or for a usage error stdout is empty).
+//!
+//! Rows that other files already cover in depth (retries, cut and idle streams, signals, a
+//! closed stdout) are listed in the README's fault table with the test that holds them.
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_dynamo, run_worker, worker_command};
+
+fn workspace() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// The stream ended properly: `agent_end` then (after any trace line) `usage_snapshot` last,
+/// and no panic reached stderr.
+fn assert_complete(run: &Run) {
+    assert_eq!(run.last()["type"], "usage_snapshot", "{}", run.stdout);
+    assert!(!run.all("agent_end").is_empty(), "{}", run.stdout);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
+fn an_absurd_retry_after_is_capped_not_a_crash() {
+    for absurd in ["1e308", "99999999999999999999", "inf"] {
+        let dir = workspace();
+        let mock = MockLlm::start(vec![Reply::Status {
+            code: 429,
+            body: "slow down".into(),
+            retry_after: Some(absurd.into()),
+        }]);
+        let run = run_dynamo(dir.path(), &mock.url, &["--timeout", "1s"], "q");
+        run.assert_code(3);
+        assert_complete(&run);
+        // Capped at the 120 s ceiling, and the budget still ends the run.
+        assert_eq!(
+            run.first("auto_retry_start")["delayMs"],
+            120_000,
+            "{absurd}"
+        );
+        assert_eq!(run.first("limit_reached")["limit"], "timeout");
+        assert_eq!(run.first("agent_end")["stopReason"], "timeout");
+    }
+}
+
+#[test]
+fn an_absurd_retry_after_in_a_replay_fixture_is_capped_too() {
+    let dir = workspace();
+    let fixture = dir.path().join("model.jsonl");
+    let lines = [
+        json!({"workerFixture": 1, "provider": "dynamo", "model": "m"}),
+        json!({"request": {}, "response": {"status": 429, "retryAfter": 1e308, "body": "{}"}}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&fixture, text.join("\n") + "\n").unwrap();
+    let model = format!("replay/{}", fixture.display());
+    let run = run_worker(
+        dir.path(),
+        &["--model", &model, "--timeout", "1s"],
+        "q",
+        &[],
+    );
+    run.assert_code(3);
+    assert_complete(&run);
+    assert_eq!(run.first("auto_retry_start")["delayMs"], 120_000);
+}
+
+#[test]
+fn absurd_durations_are_usage_errors() {
+    let huge = "99999999999999999999999";
+    for flag in [
+        "--timeout",
+        "--idle-timeout",
+        "--connect-timeout",
+        "--bash-timeout",
+        "--retry-base-delay",
+    ] {
+        let dir = workspace();
+        let run = run_worker(dir.path(), &["--model", "dynamo/m", flag, huge], "q", &[]);
+        run.assert_code(2);
+        assert!(run.stdout.is_empty(), "{flag}: {}", run.stdout);
+        assert!(
+            run.stderr.contains(&format!("invalid duration '{huge}'")),
+            "{flag}: {}",
+            run.stderr
+        );
+    }
+    let dir = workspace();
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/m"],
+        "q",
+        &[("WORKER_TIMEOUT", huge)],
+    );
+    run.assert_code(2);
+    assert!(run.stderr.contains("invalid duration"), "{}", run.stderr);
+}
+
+#[test]
+fn a_silent_stdin_is_bounded_by_the_timeout() {
+    let dir = workspace();
+    let mut child = worker_command(dir.path())
+        .args(["run", "--model", "dynamo/m", "--timeout", "1s"])
+        .env("DYNAMO_BASE_URL", "http://127.0.0.1:9")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Keep stdin open and silent: nobody writes, nobody closes.
+    let stdin = child.stdin.take().unwrap();
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    drop(stdin);
+    let run = Run::from_output(output);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    run.assert_code(3);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "worker: stdin did not close within --timeout (1s); the prompt must be complete by then\n"
+    );
+}
+
+#[test]
+fn a_prompt_that_arrives_slowly_within_the_budget_is_read_whole() {
+    let dir = workspace();
+    let mock = MockLlm::start(vec![answer("ok")]);
+    let mut child = worker_command(dir.path())
+        .args(["run", "--model", "dynamo/m", "--timeout", "10s"])
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for part in ["first half, ", "second half"] {
+        stdin.write_all(part.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(stdin);
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    run.assert_code(0);
+    assert_eq!(
+        mock.requests()[0].body["messages"][1]["content"],
+        "first half, second half"
+    );
+}
