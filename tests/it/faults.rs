@@ -158,3 +158,47 @@ fn a_prompt_that_arrives_slowly_within_the_budget_is_read_whole() {
         "first half, second half"
     );
 }
+
+/// An extension with a bug: it panics when the first turn starts.
+struct PanickingExtension;
+
+impl worker::extension::Extension for PanickingExtension {
+    fn turn_started(&self, _turn: u32) {
+        panic!("bug in an extension");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_in_the_loop_ends_the_stream_with_an_internal_error() {
+    let dir = workspace();
+    let fixture_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/quickstart/model.jsonl");
+    let fixture = worker::llm::fixture::Fixture::load(&fixture_path).unwrap();
+    let mut config = worker::RunConfig::new(
+        dir.path().to_path_buf(),
+        worker::config::ModelSource::Replay {
+            path: fixture_path,
+            fixture,
+        },
+    );
+    config
+        .extensions
+        .push(std::sync::Arc::new(PanickingExtension));
+    let sink = worker::CollectorSink::default();
+    let result = worker::run(config, "q".into(), Box::new(sink.clone())).await;
+    assert_eq!(result.exit, worker::ExitStatus::Failed);
+    let fatal = result.fatal_error.unwrap();
+    assert_eq!(fatal.message, "internal error: bug in an extension");
+    let types: Vec<String> = sink
+        .lines()
+        .iter()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["type"].to_string())
+        .collect();
+    assert_eq!(
+        types[types.len() - 3..],
+        ["\"fatal_error\"", "\"agent_end\"", "\"usage_snapshot\""]
+    );
+    let lines = sink.lines();
+    let fatal_line: serde_json::Value = serde_json::from_str(&lines[lines.len() - 3]).unwrap();
+    assert_eq!(fatal_line["error"]["kind"], "internal");
+}
