@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::PromptConfig;
 use crate::tools::ToolSet;
+use crate::tools::files::read_regular;
 
 /// Names tried in each directory; the first that exists is used.
 const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
@@ -84,7 +85,8 @@ pub fn context_files(cwd: &Path) -> Vec<(PathBuf, String)> {
     for dir in dirs.into_iter().rev() {
         for name in CONTEXT_FILE_NAMES {
             let path = dir.join(name);
-            let Ok(bytes) = std::fs::read(&path) else {
+            // Only a regular file: a FIFO or device named AGENTS.md must not hang the start.
+            let Ok(bytes) = read_regular(&path, "", "") else {
                 continue;
             };
             let mut text = String::from_utf8_lossy(&bytes).into_owned();
@@ -108,6 +110,7 @@ pub fn context_files(cwd: &Path) -> Vec<(PathBuf, String)> {
 mod tests {
     use super::*;
     use crate::tools::ToolSet;
+    use crate::tools::files::read_regular;
 
     #[test]
     fn context_files_come_root_first_one_per_directory() {

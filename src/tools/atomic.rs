@@ -9,8 +9,6 @@ use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::ToolError;
-
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = real_target(path);
     let dir = match target.parent() {
@@ -43,15 +41,6 @@ fn real_target(path: &Path) -> PathBuf {
         }
         _ => path.to_path_buf(),
     }
-}
-
-/// A file's bytes, or the error the model reads (`File not found: x`, ...).
-pub fn read_existing(path: &Path, display: &str) -> Result<Vec<u8>, ToolError> {
-    fs::read(path).map_err(|err| match err.kind() {
-        io::ErrorKind::NotFound => ToolError::new(format!("File not found: {display}")),
-        io::ErrorKind::PermissionDenied => ToolError::new(format!("Permission denied: {display}")),
-        _ => ToolError::new(format!("Could not read {display}: {err}")),
-    })
 }
 
 /// A text file's BOM and CRLF line endings, set aside so edits match on plain `\n` text and

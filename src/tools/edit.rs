@@ -12,8 +12,9 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::atomic::{Encoding, read_existing};
+use super::atomic::Encoding;
 use super::edit_match::{Edit, MatchError, apply_edits, first_changed_line};
+use super::files::read_regular;
 use super::write::write_error;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
 use crate::events::ToolResult;
@@ -121,7 +122,7 @@ fn edit_file(path: &Path, display: &str, edits: &[Edit]) -> Result<ToolResult, T
     if path.is_dir() {
         return Err(ToolError::new(format!("Path is a directory: {display}")));
     }
-    let raw = read_existing(path, display)?;
+    let raw = read_regular(path, display, "edit")?;
     let text = String::from_utf8(raw).map_err(|err| {
         ToolError::new(format!(
             "{display} is not valid UTF-8 (invalid byte at offset {}); edit will not rewrite it. Use bash for binary or non-UTF-8 files.",

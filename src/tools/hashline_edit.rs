@@ -13,8 +13,9 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::atomic::{Encoding, read_existing};
+use super::atomic::Encoding;
 use super::edit_match::first_changed_line;
+use super::files::read_regular;
 use super::hashline::{line_prefix, line_tag, parse_anchor};
 use super::write::write_error;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
@@ -134,7 +135,7 @@ struct Planned {
 }
 
 fn edit_file(path: &Path, display: &str, edits: Vec<EditParam>) -> Result<ToolResult, ToolError> {
-    let raw = read_existing(path, display)?;
+    let raw = read_regular(path, display, "hashline_edit")?;
     let text = String::from_utf8(raw).map_err(|_| {
         ToolError::new(format!(
             "{display} is not valid UTF-8; hashline_edit will not rewrite it."

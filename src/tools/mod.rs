@@ -25,6 +25,7 @@ mod bash;
 mod define;
 mod edit;
 mod edit_match;
+pub mod files;
 mod find;
 mod grep;
 mod hashline;

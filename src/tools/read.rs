@@ -5,7 +5,6 @@
 //! not its size in memory. Binary files and images get a one-line description instead of
 //! bytes.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
@@ -14,6 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::args::{Count, Flag};
+use super::files::{Irregular, not_regular, open_regular, read_error};
 use super::hashline::line_prefix;
 use super::truncate::{MAX_BYTES, MAX_LINES, TruncatedBy, Truncation, format_size};
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
@@ -89,15 +89,17 @@ enum Stop {
 
 fn read_file(path: &Path, req: &ReadRequest) -> Result<ToolResult, ToolError> {
     let display = &req.display;
-    let meta = std::fs::metadata(path).map_err(|err| open_error(&err, display))?;
-    if meta.is_dir() {
-        return Err(ToolError::new(format!(
-            "Path is a directory: {display}. Use ls to list its contents."
-        )));
-    }
-    let file = File::open(path).map_err(|err| open_error(&err, display))?;
+    let (file, meta) = match open_regular(path).map_err(|err| read_error(&err, display))? {
+        Ok(opened) => opened,
+        Err(Irregular::Directory) => {
+            return Err(ToolError::new(format!(
+                "Path is a directory: {display}. Use ls to list its contents."
+            )));
+        }
+        Err(kind) => return Err(not_regular(display, kind, "read")),
+    };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
-    let head = reader.fill_buf().map_err(|err| open_error(&err, display))?;
+    let head = reader.fill_buf().map_err(|err| read_error(&err, display))?;
     if let Some(mime) = image_mime(head, path) {
         return Ok(text_result(
             format!(
@@ -116,7 +118,7 @@ fn read_file(path: &Path, req: &ReadRequest) -> Result<ToolResult, ToolError> {
             Some(json!({"binary": true, "bytes": meta.len()})),
         ));
     }
-    let scan = scan(&mut reader, req).map_err(|err| open_error(&err, display))?;
+    let scan = scan(&mut reader, req).map_err(|err| read_error(&err, display))?;
     render(scan, req)
 }
 
@@ -299,14 +301,6 @@ fn render(scan: Scan, req: &ReadRequest) -> Result<ToolResult, ToolError> {
         text.push_str("\n\n[The file is not valid UTF-8; invalid bytes are shown as U+FFFD.]");
     }
     Ok(text_result(text, details))
-}
-
-fn open_error(err: &io::Error, display: &str) -> ToolError {
-    match err.kind() {
-        io::ErrorKind::NotFound => ToolError::new(format!("File not found: {display}")),
-        io::ErrorKind::PermissionDenied => ToolError::new(format!("Permission denied: {display}")),
-        _ => ToolError::new(format!("Could not read {display}: {err}")),
-    }
 }
 
 fn image_mime(head: &[u8], path: &Path) -> Option<&'static str> {

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::atomic::write_atomic;
+use super::files::{Irregular, not_regular};
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
 use crate::events::ToolResult;
 
@@ -52,6 +53,12 @@ impl TypedTool for WriteTool {
 fn write_file(path: &Path, display: &str, content: &str) -> Result<(), ToolError> {
     if path.is_dir() {
         return Err(ToolError::new(format!("Path is a directory: {display}")));
+    }
+    // Replacing a FIFO or device with a regular file is never what was meant.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        return Err(not_regular(display, Irregular::of(&meta), "write"));
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|err| write_error(&err, display))?;

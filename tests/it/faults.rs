@@ -202,3 +202,78 @@ async fn a_panic_in_the_loop_ends_the_stream_with_an_internal_error() {
     let fatal_line: serde_json::Value = serde_json::from_str(&lines[lines.len() - 3]).unwrap();
     assert_eq!(fatal_line["error"]["kind"], "internal");
 }
+
+fn mkfifo(path: &std::path::Path) {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+}
+
+/// Runs one tool call, which must fail, then a final answer; returns the tool's result text.
+fn one_call(dir: &std::path::Path, tool: &str, args: serde_json::Value) -> String {
+    let mock = MockLlm::start(vec![call("c1", tool, &args.to_string()), answer("done")]);
+    let started = Instant::now();
+    let run = run_dynamo(dir, &mock.url, &["--timeout", "20s"], "q");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    run.assert_code(0);
+    assert_complete(&run);
+    let end = run.first("tool_execution_end");
+    assert_eq!(end["isError"], true, "{end}");
+    end["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn fifos_and_devices_are_refused_by_the_file_tools_not_waited_on() {
+    let dir = workspace();
+    mkfifo(&dir.path().join("pipe"));
+    let text = one_call(dir.path(), "read", json!({"path": "pipe"}));
+    assert_eq!(
+        text,
+        "pipe is a FIFO, not a regular file; read only works on regular files. Use bash for pipes and devices."
+    );
+    let text = one_call(dir.path(), "read", json!({"path": "/dev/zero"}));
+    assert_eq!(
+        text,
+        "/dev/zero is a character device, not a regular file; read only works on regular files. Use bash for pipes and devices."
+    );
+    let text = one_call(
+        dir.path(),
+        "edit",
+        json!({"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}),
+    );
+    assert!(
+        text.starts_with("pipe is a FIFO, not a regular file; edit"),
+        "{text}"
+    );
+    let text = one_call(dir.path(), "write", json!({"path": "pipe", "content": "x"}));
+    assert!(
+        text.starts_with("pipe is a FIFO, not a regular file; write"),
+        "{text}"
+    );
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::symlink_metadata(dir.path().join("pipe"))
+        .unwrap()
+        .file_type();
+    assert!(kind.is_fifo(), "write must not replace the FIFO");
+}
+
+#[test]
+fn an_agents_md_that_is_a_fifo_is_skipped_not_waited_on() {
+    let dir = workspace();
+    mkfifo(&dir.path().join("AGENTS.md"));
+    let mock = MockLlm::start(vec![answer("ok")]);
+    let started = Instant::now();
+    let run = run_dynamo(dir.path(), &mock.url, &["--timeout", "20s"], "q");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    run.assert_code(0);
+    assert_complete(&run);
+}
