@@ -110,7 +110,6 @@ pub fn context_files(cwd: &Path) -> Vec<(PathBuf, String)> {
 mod tests {
     use super::*;
     use crate::tools::ToolSet;
-    use crate::tools::files::read_regular;
 
     #[test]
     fn context_files_come_root_first_one_per_directory() {
