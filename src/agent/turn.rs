@@ -1,9 +1,11 @@
 //! One turn's model request: send, stream, assemble, and retry what is worth retrying.
 //!
 //! Events for the assistant message start only once the response shows progress (content,
-//! a tool call or a finish reason), so a request that fails before that can be retried
-//! without the stream ever showing a half message. After progress, a failure ends the
-//! message with `stopReason: "error"` and is not retried: its deltas are already out.
+//! a tool call or a finish reason), so a request that fails before that is retried without
+//! the stream ever showing a half message. A transient failure after progress (a dropped
+//! connection, a stall) ends the partial message with `stopReason: "error"` and its
+//! `errorMessage`, and is retried too: the partial message is left out of the conversation,
+//! its tool calls never run, and a fresh message streams.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,7 +69,8 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
         let request = prepare(ctx.decorators, body);
         requests += 1;
         let attempt = attempt(ctx, &request).await;
-        let (error, rejected) = match attempt {
+        // `shown`: a partial message that was streamed and ended with the error.
+        let (error, rejected, shown) = match attempt {
             Attempt::Done(message) => {
                 if retries > 0 {
                     ctx.emitter.emit(&Event::AutoRetryEnd {
@@ -89,14 +92,11 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                     requests,
                 };
             }
-            Attempt::FailedAfterProgress(message, error) => {
-                return TurnOutcome {
-                    message,
-                    end: TurnEnd::Failed(error),
-                    requests,
-                };
-            }
-            Attempt::FailedEarly(error, rejected) => (error, rejected),
+            // Retried like any transient failure: the partial message has been ended with
+            // `stopReason: "error"`, is left out of the conversation (its tool calls never
+            // run), and the next attempt streams a fresh message.
+            Attempt::FailedAfterProgress(message, error) => (error, None, Some(message)),
+            Attempt::FailedEarly(error, rejected) => (error, rejected, None),
         };
         if let (Some((status, text)), false) = (&rejected, resent)
             && ctx
@@ -139,13 +139,20 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
         } else {
             TurnEnd::Failed(error.clone())
         };
-        let stop = if matches!(end, TurnEnd::Aborted) {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
+        let message = match shown {
+            // Already on the wire, ended with the error.
+            Some(message) => message,
+            None => {
+                let stop = if matches!(end, TurnEnd::Aborted) {
+                    StopReason::Aborted
+                } else {
+                    StopReason::Error
+                };
+                let message = empty_message(ctx, stop, Some(error.to_string()));
+                emit_whole(ctx.emitter, &message);
+                message
+            }
         };
-        let message = empty_message(ctx, stop, Some(error.to_string()));
-        emit_whole(ctx.emitter, &message);
         return TurnOutcome {
             message,
             end,

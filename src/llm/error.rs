@@ -19,6 +19,10 @@ pub enum LlmError {
     Idle(Duration),
     #[error("the response stream ended before the response was complete")]
     Truncated,
+    /// The connection failed while the body was streaming: a stream failure like
+    /// [`LlmError::Truncated`], whatever the transport said.
+    #[error("the response stream was cut: {0}")]
+    Cut(TransportError),
     #[error("malformed stream chunk ({error}): {excerpt}")]
     Malformed { error: String, excerpt: String },
     #[error("the model server reported an error in the stream: {0}")]
@@ -33,7 +37,7 @@ impl LlmError {
             LlmError::Transport(TransportError::Replay(_)) => false,
             LlmError::Transport(_) => true,
             LlmError::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
-            LlmError::Idle(_) | LlmError::Truncated => true,
+            LlmError::Idle(_) | LlmError::Truncated | LlmError::Cut(_) => true,
             LlmError::Malformed { .. } | LlmError::InStream(_) => false,
         }
     }
@@ -52,6 +56,7 @@ impl LlmError {
             LlmError::Status { .. } => FatalErrorKind::Http,
             LlmError::Idle(_)
             | LlmError::Truncated
+            | LlmError::Cut(_)
             | LlmError::Malformed { .. }
             | LlmError::InStream(_) => FatalErrorKind::Stream,
         }

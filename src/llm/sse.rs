@@ -33,7 +33,7 @@ impl SseStream {
             let event = match self.events.next().await? {
                 Ok(event) => event,
                 Err(eventsource_stream::EventStreamError::Transport(err)) => {
-                    return Some(Err(LlmError::Transport(err)));
+                    return Some(Err(LlmError::Cut(err)));
                 }
                 Err(err) => {
                     return Some(Err(LlmError::Malformed {

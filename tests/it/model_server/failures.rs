@@ -102,30 +102,74 @@ fn a_401_is_not_retried() {
 }
 
 #[test]
-fn a_stream_cut_mid_message_fails_the_run_with_the_partial_message() {
+fn a_stream_cut_mid_message_is_retried_with_a_fresh_message() {
     let dir = workspace();
-    let mock = MockLlm::start(vec![Reply::Sse(vec![
+    let cut = Reply::Sse(vec![
         role(),
         text("Half an ans"),
         // Let the partial message reach the client before the connection drops.
         Frame::Delay(Duration::from_millis(100)),
         Frame::Cut,
-    ])]);
+    ]);
+    let mock = MockLlm::start(vec![cut.clone(), answer("A whole answer.")]);
     let run = run_dynamo(dir.path(), &mock.url, &[], "q");
-    run.assert_code(1);
-    let message = &run.all("message_end")[1]["message"];
+    run.assert_code(0);
+    // The partial message is ended with the error, on the wire...
+    let partial = &run.all("message_end")[1]["message"];
     assert_eq!(
-        message["content"],
+        partial["content"],
         json!([{"type": "text", "text": "Half an ans"}])
     );
-    assert_eq!(message["stopReason"], "error");
-    let fatal = &run.first("fatal_error")["error"];
-    assert_eq!(fatal["kind"], "transport");
+    assert_eq!(partial["stopReason"], "error");
+    let cut_message = partial["errorMessage"].as_str().unwrap();
     assert!(
-        run.all("auto_retry_start").is_empty(),
-        "content was already out: no retry"
+        cut_message.starts_with("the response stream was cut: "),
+        "{cut_message}"
     );
+    // ...then retried, and a fresh message streams.
+    assert_eq!(run.first("auto_retry_start")["errorMessage"], cut_message);
+    assert_eq!(run.first("auto_retry_end")["success"], true);
+    let fresh = &run.all("message_end")[2]["message"];
+    assert_eq!(
+        fresh["content"],
+        json!([{"type": "text", "text": "A whole answer."}])
+    );
+    // The conversation keeps only the fresh message.
+    let messages = run.first("agent_end")["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[1], *fresh);
+    assert_eq!(run.stats()["llmRequests"], 2);
+
+    // Without retries left it fails as a stream error, the partial message on the wire.
+    let mock = MockLlm::start(vec![cut]);
+    let run = run_dynamo(dir.path(), &mock.url, &["--max-retries", "0"], "q");
+    run.assert_code(1);
+    assert_eq!(run.all("message_end")[1]["message"]["stopReason"], "error");
+    let fatal = &run.first("fatal_error")["error"];
+    assert_eq!(fatal["kind"], "stream");
+    assert_eq!(fatal["message"], cut_message);
     assert_eq!(run.last()["type"], "usage_snapshot");
+}
+
+#[test]
+fn a_cut_message_s_tool_calls_never_run() {
+    let dir = workspace();
+    let mock = MockLlm::start(vec![
+        Reply::Sse(vec![
+            role(),
+            tool_call(0, "c1", "write", "{\"path\":\"cut.txt\",\"content\":\"x\"}"),
+            Frame::Delay(Duration::from_millis(100)),
+            Frame::Cut,
+        ]),
+        answer("done"),
+    ]);
+    let run = run_dynamo(dir.path(), &mock.url, &[], "q");
+    run.assert_code(0);
+    assert!(run.all("tool_execution_start").is_empty(), "{}", run.stdout);
+    assert!(!dir.path().join("cut.txt").exists());
 }
 
 #[test]
@@ -139,7 +183,7 @@ fn a_stream_that_ends_without_finishing_is_an_error_and_retried_when_nothing_was
         "the response stream ended before the response was complete"
     );
     let mock = MockLlm::start(vec![Reply::Sse(vec![role(), text("partial")])]);
-    let run = run_dynamo(dir.path(), &mock.url, &[], "q");
+    let run = run_dynamo(dir.path(), &mock.url, &["--max-retries", "0"], "q");
     run.assert_code(1);
     assert_eq!(
         run.first("fatal_error")["error"],
@@ -156,7 +200,12 @@ fn an_idle_stream_times_out_instead_of_hanging() {
         Frame::Stall,
     ])]);
     let started = Instant::now();
-    let run = run_dynamo(dir.path(), &mock.url, &["--idle-timeout", "300ms"], "q");
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--idle-timeout", "300ms", "--max-retries", "0"],
+        "q",
+    );
     run.assert_code(1);
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(
