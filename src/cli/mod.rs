@@ -200,6 +200,8 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let model = parse_model(&args.model, env)?;
     let mut config = RunConfig::new(cwd, model);
+    // The stream is the record; keeping every event in memory too would grow with output.
+    config.retain_records = false;
     config.thinking = args.thinking;
     config.tools = ToolSelection {
         builtin: !args.no_builtin_tools,

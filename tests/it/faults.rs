@@ -277,3 +277,42 @@ fn an_agents_md_that_is_a_fifo_is_skipped_not_waited_on() {
     run.assert_code(0);
     assert_complete(&run);
 }
+
+#[test]
+fn a_large_write_keeps_memory_proportionate() {
+    let dir = workspace();
+    let size = 10 * 1024 * 1024;
+    let content = "x".repeat(size);
+    let args = json!({"path": "big.txt", "content": content}).to_string();
+    let mut frames = vec![role(), tool_call(0, "w1", "write", "")];
+    for piece in args.as_bytes().chunks(64 * 1024) {
+        frames.push(tool_args(0, std::str::from_utf8(piece).unwrap()));
+    }
+    frames.extend([finish("tool_calls"), done()]);
+    let mock = MockLlm::start(vec![Reply::Sse(frames), answer("written")]);
+    let url = mock.url.clone();
+    let (run, peak_kib) = crate::support::run_worker_measured(
+        dir.path(),
+        &["--model", "dynamo/m"],
+        "write it",
+        &[("DYNAMO_BASE_URL", &url)],
+    );
+    // (Not assert_code: its message would print the whole 10 MiB stream.)
+    let fatal = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "fatal_error")
+        .map(|e| e["error"].to_string());
+    assert_eq!(run.code, 0, "stderr: {} fatal: {fatal:?}", run.stderr);
+    assert_eq!(run.last()["type"], "usage_snapshot");
+    assert_eq!(
+        std::fs::metadata(dir.path().join("big.txt")).unwrap().len(),
+        size as u64
+    );
+    let peak_mib = peak_kib / 1024;
+    eprintln!("peak RSS for a 10 MiB write: {peak_mib} MiB");
+    // The conversation holds the content a few times over (the call's raw and parsed
+    // arguments, the request body, the serialized lines): about 95 MiB. Keeping every emitted
+    // event as well (as the CLI once did) made it 155 MiB.
+    assert!(peak_mib < 125, "peak RSS {peak_mib} MiB for a 10 MiB write");
+}

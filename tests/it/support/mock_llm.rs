@@ -100,6 +100,8 @@ impl MockLlm {
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/v1/models", get(models))
+            // Conversations with large tool calls exceed axum's 2 MB default.
+            .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(inner.clone());
         let addr = serve(app);
         MockLlm {

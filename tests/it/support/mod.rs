@@ -116,3 +116,55 @@ pub fn run_dynamo(cwd: &Path, url: &str, extra: &[&str], prompt: &str) -> Run {
     args.extend_from_slice(extra);
     run_worker(cwd, &args, prompt, &[("DYNAMO_BASE_URL", url)])
 }
+
+/// Like [`run_worker`], and the child's peak resident set size in KiB (from `wait4`).
+pub fn run_worker_measured(
+    cwd: &Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &str)],
+) -> (Run, u64) {
+    use std::io::{Read, Write};
+    let mut cmd = worker_command(cwd);
+    cmd.arg("run").args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn worker");
+    let mut input = child.stdin.take().expect("stdin");
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        out.read_to_end(&mut bytes).map(|_| bytes)
+    });
+    let mut stderr = Vec::new();
+    err.read_to_end(&mut stderr).expect("stderr");
+    let stdout = reader.join().expect("reader").expect("stdout");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our unreaped child; status and usage point to live locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let run = Run {
+        code,
+        events: String::from_utf8_lossy(&stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("JSON line"))
+            .collect(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    };
+    (run, usage.ru_maxrss as u64)
+}
