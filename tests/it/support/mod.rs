@@ -133,6 +133,8 @@ pub fn run_worker_measured(
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Reaped by wait4 below, which also reports its resource usage.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("spawn worker");
     let mut input = child.stdin.take().expect("stdin");
     let _ = input.write_all(stdin.as_bytes());
