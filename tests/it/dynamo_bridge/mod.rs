@@ -175,14 +175,20 @@ fn the_openai_provider_gets_no_identity_and_no_trace_lines() {
     assert!(!run.types().contains(&"trace_status".to_string()));
 }
 
-/// A real PULL socket bound on 127.0.0.1, collecting messages in the background.
+/// A real PULL socket, collecting messages in the background.
 struct Pull {
     endpoint: String,
     messages: std::sync::Arc<std::sync::Mutex<Vec<Vec<Vec<u8>>>>>,
 }
 
 impl Pull {
+    /// Bound on 127.0.0.1.
     fn bind() -> Pull {
+        Pull::bind_at("tcp://127.0.0.1:0")
+    }
+
+    fn bind_at(spec: &str) -> Pull {
+        let spec = spec.to_string();
         use zeromq::{Socket, SocketRecv};
         let messages: std::sync::Arc<std::sync::Mutex<Vec<Vec<Vec<u8>>>>> = Default::default();
         let sink = messages.clone();
@@ -194,7 +200,7 @@ impl Pull {
                 .unwrap();
             rt.block_on(async move {
                 let mut socket = zeromq::PullSocket::new();
-                let endpoint = socket.bind("tcp://127.0.0.1:0").await.unwrap();
+                let endpoint = socket.bind(&spec).await.unwrap();
                 tx.send(endpoint.to_string()).unwrap();
                 while let Ok(message) = socket.recv().await {
                     let frames = message.into_vec().into_iter().map(|b| b.to_vec()).collect();
@@ -225,6 +231,28 @@ fn decode(frames: &[Vec<u8>]) -> (String, u64, Value) {
     // Named keys: msgpack maps decode into a JSON object.
     assert_eq!(frames[2][0] & 0xf0, 0x80, "a msgpack map");
     (topic, sequence, rmp_serde::from_slice(&frames[2]).unwrap())
+}
+
+#[test]
+fn tool_events_reach_a_pull_socket_over_ipc() {
+    let dir = workspace();
+    let socket = dir.path().join("ingest.sock");
+    let pull = Pull::bind_at(&format!("ipc://{}", socket.display()));
+    let mock = MockLlm::start(vec![call("c-ls", "ls", "{}"), answer("done")]);
+    let env = [("DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT", pull.endpoint.as_str())];
+    let run = dynamo(dir.path(), &mock.url, &[], &env);
+    run.assert_code(0);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let summary = run.first("trace_summary");
+    assert_eq!(summary["toolEventsSent"], 2, "{summary}");
+    assert_eq!(summary["toolEventsDropped"], 0);
+    assert!(summary.get("toolEventsError").is_none(), "{summary}");
+    let kinds: Vec<Value> = pull
+        .wait_for(2)
+        .iter()
+        .map(|m| decode(m).2["event_type"].clone())
+        .collect();
+    assert_eq!(kinds, [json!("tool_start"), json!("tool_end")]);
 }
 
 #[test]
