@@ -178,6 +178,7 @@ impl Session {
                     .iter()
                     .flat_map(|e| e.child_env())
                     .collect(),
+                budget_end: config.limits.timeout.map(|t| config.budget_start + t),
                 ..BashSettings::default()
             },
         };

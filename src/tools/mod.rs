@@ -86,6 +86,9 @@ pub struct BashSettings {
     pub max_timeout: Duration,
     /// Environment changes for commands, on top of worker's own: `Some` sets, `None` removes.
     pub env: Vec<(String, Option<String>)>,
+    /// When the run's `--timeout` runs out. Stopping a command (its SIGTERM grace, draining its
+    /// output) must fit before it: the budget is a promise.
+    pub budget_end: Option<std::time::Instant>,
 }
 
 impl BashSettings {
@@ -101,6 +104,7 @@ impl Default for BashSettings {
             default_timeout: BashSettings::DEFAULT_TIMEOUT,
             max_timeout: BashSettings::MAX_TIMEOUT,
             env: Vec::new(),
+            budget_end: None,
         }
     }
 }

@@ -316,3 +316,29 @@ fn a_large_write_keeps_memory_proportionate() {
     // event as well (as the CLI once did) made it 155 MiB.
     assert!(peak_mib < 125, "peak RSS {peak_mib} MiB for a 10 MiB write");
 }
+
+#[test]
+fn a_command_that_ignores_sigterm_does_not_stretch_the_budget() {
+    let dir = workspace();
+    let mock = MockLlm::start(vec![call(
+        "c1",
+        "bash",
+        r#"{"command":"trap '' TERM; echo started; while true; do sleep 0.1; done"}"#,
+    )]);
+    let started = Instant::now();
+    let run = run_dynamo(dir.path(), &mock.url, &["--timeout", "2s"], "q");
+    let elapsed = started.elapsed();
+    run.assert_code(3);
+    assert_complete(&run);
+    // The SIGTERM grace (2 s) and the output drain (2 s) used to come on top of the budget.
+    assert!(elapsed < Duration::from_millis(2800), "{elapsed:?}");
+    let end = run.first("tool_execution_end");
+    assert_eq!(end["isError"], true);
+    assert!(
+        end["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("started"),
+        "{end}"
+    );
+}

@@ -4,7 +4,8 @@
 //! by `--bash-timeout`), and `details.exitCode` is always set so a consumer can tell
 //! `grep`'s "no match" (1) from a crash. On timeout or abort the whole process group gets
 //! SIGTERM, then SIGKILL after 2 s; output is drained at most 2 s more, so a background job
-//! holding the pipe cannot hang the run.
+//! holding the pipe cannot hang the run. Both waits are cut to what is left of the run's
+//! `--timeout`, so stopping a command that ignores SIGTERM does not overrun the budget.
 
 use std::path::Path;
 use std::time::Duration;
@@ -77,6 +78,14 @@ enum Ending {
     Aborted,
 }
 
+/// `wait`, or less when the run's budget ends sooner.
+fn within_budget(wait: Duration, ctx: &ToolContext) -> Duration {
+    match ctx.bash.budget_end {
+        Some(end) => wait.min(end.saturating_duration_since(std::time::Instant::now())),
+        None => wait,
+    }
+}
+
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
     if !Path::new(ctx.cwd.as_path()).is_dir() {
         return Err(ToolError::new(format!(
@@ -107,7 +116,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => {
-                process::terminate(&mut child, pgid, KILL_GRACE).await;
+                process::terminate(&mut child, pgid, within_budget(KILL_GRACE, ctx)).await;
                 ending = Some(Ending::Aborted);
             }
             _ = &mut deadline => {
@@ -128,7 +137,9 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
         }
     }
     if !eof {
-        let drained = tokio::time::timeout(DRAIN_LIMIT, async {
+        // At least a moment to collect what a killed command already wrote.
+        let limit = within_budget(DRAIN_LIMIT, ctx).max(Duration::from_millis(50));
+        let drained = tokio::time::timeout(limit, async {
             loop {
                 match pipe.read(&mut buf).await {
                     Ok(0) | Err(_) => break,
