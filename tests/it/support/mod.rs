@@ -117,56 +117,50 @@ pub fn run_dynamo(cwd: &Path, url: &str, extra: &[&str], prompt: &str) -> Run {
     run_worker(cwd, &args, prompt, &[("DYNAMO_BASE_URL", url)])
 }
 
-/// Like [`run_worker`], and the child's peak resident set size in KiB (from `wait4`).
+/// Like [`run_worker`], and the worker's peak resident set size in KiB.
+///
+/// Measured by GNU time (`/usr/bin/time`, in the machine image), which forks the worker from
+/// its own small process: a child spawned straight from this large, busy test process inherits
+/// the parent's high-water mark in its `ru_maxrss`, so `wait4` here would measure the tests.
 pub fn run_worker_measured(
     cwd: &Path,
     args: &[&str],
     stdin: &str,
     env: &[(&str, &str)],
 ) -> (Run, u64) {
-    use std::io::{Read, Write};
-    let mut cmd = worker_command(cwd);
-    cmd.arg("run").args(args);
+    let report = tempfile::NamedTempFile::new().expect("temp file");
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.env_clear()
+        .env(
+            "PATH",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        )
+        .env("HOME", cwd)
+        .env("LANG", "C.UTF-8")
+        .current_dir(cwd)
+        .args(["-f", "%M", "-o"])
+        .arg(report.path())
+        .arg(env!("CARGO_BIN_EXE_worker"))
+        .arg("run")
+        .args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Reaped by wait4 below, which also reports its resource usage.
-    #[allow(clippy::zombie_processes)]
-    let mut child = cmd.spawn().expect("spawn worker");
-    let mut input = child.stdin.take().expect("stdin");
-    let _ = input.write_all(stdin.as_bytes());
-    drop(input);
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        out.read_to_end(&mut bytes).map(|_| bytes)
-    });
-    let mut stderr = Vec::new();
-    err.read_to_end(&mut stderr).expect("stderr");
-    let stdout = reader.join().expect("reader").expect("stdout");
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our unreaped child; status and usage point to live locals.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32, "wait4");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    let run = Run {
-        code,
-        events: String::from_utf8_lossy(&stdout)
-            .lines()
-            .map(|line| serde_json::from_str(line).expect("JSON line"))
-            .collect(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-    };
-    (run, usage.ru_maxrss as u64)
+    let mut child = cmd.spawn().expect("spawn /usr/bin/time (package time)");
+    {
+        use std::io::Write;
+        let mut input = child.stdin.take().expect("stdin");
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    let run = Run::from_output(child.wait_with_output().expect("wait worker"));
+    let text = std::fs::read_to_string(report.path()).expect("time's report");
+    let peak = text
+        .lines()
+        .last()
+        .and_then(|line| line.trim().parse().ok())
+        .unwrap_or_else(|| panic!("time's report: {text:?}"));
+    (run, peak)
 }
