@@ -95,3 +95,31 @@ mod tests {
         assert!(parse_duration("99999999999999999999999s").is_err());
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn any_text_parses_or_is_an_error_never_a_panic(text in "\\PC{0,40}") {
+            let _ = parse_duration(&text);
+        }
+
+        #[test]
+        fn any_number_parses_or_is_an_error(secs in any::<f64>(), digits in "[0-9]{1,40}(\\.[0-9]{0,20})?") {
+            let _ = parse_duration(&secs.to_string());
+            let _ = parse_duration(&digits);
+            let _ = parse_duration(&format!("{digits}ms"));
+        }
+
+        #[test]
+        fn a_printed_duration_parses_back(ms in 1u64..10_000_000_000) {
+            let shown = FlagDuration(Duration::from_millis(ms));
+            prop_assert_eq!(shown.to_string().parse::<FlagDuration>(), Ok(shown));
+        }
+    }
+}

@@ -482,3 +482,107 @@ mod tests {
         assert!(asm.has_progress());
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[derive(Debug, Clone)]
+    enum Piece {
+        Text(String),
+        Reasoning(String),
+        /// A piece of tool call `index`'s arguments.
+        Tool(u32, String),
+    }
+
+    fn piece() -> impl Strategy<Value = Piece> {
+        prop_oneof![
+            "\\PC{0,6}".prop_map(Piece::Text),
+            "\\PC{0,6}".prop_map(Piece::Reasoning),
+            (0u32..4, "\\PC{0,6}").prop_map(|(i, s)| Piece::Tool(i, s)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Interleaved tool-call indices, text and reasoning: every call keeps exactly its own
+        /// argument pieces in order, prose keeps its order, and every block that starts ends.
+        #[test]
+        fn interleaved_pieces_assemble_faithfully(pieces in proptest::collection::vec(piece(), 0..40)) {
+            let mut assembler = Assembler::new();
+            let mut starts = 0;
+            let mut ends = 0;
+            let mut seen_ids = BTreeMap::new();
+            for piece in &pieces {
+                let delta = match piece {
+                    Piece::Text(t) => json!({"content": t}),
+                    Piece::Reasoning(t) => json!({"reasoning_content": t}),
+                    Piece::Tool(index, args) => {
+                        // Only a call's first chunk carries its id and name, as servers do.
+                        let first = !seen_ids.contains_key(index);
+                        seen_ids.insert(*index, ());
+                        let mut call = json!({"index": index, "function": {"arguments": args}});
+                        if first {
+                            call["id"] = json!(format!("call_{index}"));
+                            call["function"]["name"] = json!("read");
+                        }
+                        json!({"tool_calls": [call]})
+                    }
+                };
+                let chunk = serde_json::from_value(json!({"choices": [{"index": 0, "delta": delta}]})).unwrap();
+                assembler.push(chunk, &mut |event| match event {
+                    AssistantMessageEvent::TextStart { .. }
+                    | AssistantMessageEvent::ThinkingStart { .. }
+                    | AssistantMessageEvent::ToolcallStart { .. } => starts += 1,
+                    AssistantMessageEvent::TextEnd { .. }
+                    | AssistantMessageEvent::ThinkingEnd { .. }
+                    | AssistantMessageEvent::ToolcallEnd { .. } => ends += 1,
+                    _ => {}
+                });
+            }
+            let assembled = assembler.finish(None, &mut |event| match event {
+                AssistantMessageEvent::TextEnd { .. }
+                | AssistantMessageEvent::ThinkingEnd { .. }
+                | AssistantMessageEvent::ToolcallEnd { .. } => ends += 1,
+                _ => {}
+            });
+            prop_assert_eq!(starts, ends);
+            prop_assert_eq!(starts, assembled.content.len());
+
+            let mut expected_args: BTreeMap<u32, String> = BTreeMap::new();
+            let (mut text, mut thinking) = (String::new(), String::new());
+            for piece in &pieces {
+                match piece {
+                    Piece::Text(t) => text.push_str(t),
+                    Piece::Reasoning(t) => thinking.push_str(t),
+                    Piece::Tool(index, args) => expected_args.entry(*index).or_default().push_str(args),
+                }
+            }
+            let mut got_args = BTreeMap::new();
+            let (mut got_text, mut got_thinking) = (String::new(), String::new());
+            for block in &assembled.content {
+                match block {
+                    AssistantContent::Text { text } => got_text.push_str(text),
+                    AssistantContent::Thinking { thinking } => got_thinking.push_str(thinking),
+                    AssistantContent::ToolCall(call) => {
+                        let index: u32 = call.id.trim_start_matches("call_").parse().unwrap();
+                        prop_assert!(got_args.insert(index, call.raw_arguments.clone()).is_none());
+                    }
+                }
+            }
+            // A call that streamed no argument text (or only whitespace) is sent back as `{}`.
+            for args in expected_args.values_mut() {
+                if args.trim().is_empty() {
+                    *args = "{}".to_string();
+                }
+            }
+            prop_assert_eq!(got_text, text);
+            prop_assert_eq!(got_thinking, thinking);
+            prop_assert_eq!(got_args, expected_args);
+        }
+    }
+}

@@ -480,3 +480,32 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        #[test]
+        fn any_text_is_a_fixture_or_an_error(text in "\\PC{0,200}") {
+            let _ = Fixture::parse(&text);
+        }
+
+        #[test]
+        fn any_exchange_line_after_a_valid_header_parses_or_is_rejected(
+            status in any::<u16>(),
+            retry in any::<f64>(),
+            body in "\\PC{0,40}",
+        ) {
+            let header = r#"{"workerFixture":1,"provider":"p","model":"m"}"#;
+            let exchange = serde_json::json!({
+                "request": {},
+                "response": {"status": status, "retryAfter": retry, "body": body},
+            });
+            let _ = Fixture::parse(&format!("{header}\n{exchange}\n"));
+        }
+    }
+}

@@ -117,3 +117,93 @@ mod tests {
         assert!(matches!(sse.next().await, Some(Err(LlmError::InStream(m))) if m == "overloaded"));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use bytes::Bytes;
+    use futures_util::stream;
+    use proptest::prelude::*;
+
+    /// The text deltas (or `None` for `[DONE]`, `Some(Err)` for an error) a stream yields.
+    fn collect(chunks: Vec<Vec<u8>>) -> Vec<Result<Option<String>, String>> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let parts: Vec<Result<Bytes, super::super::transport::TransportError>> =
+                chunks.into_iter().map(|c| Ok(Bytes::from(c))).collect();
+            let mut sse = SseStream::new(Box::pin(stream::iter(parts)));
+            let mut items = Vec::new();
+            while let Some(item) = sse.next().await {
+                items.push(match item {
+                    Ok(SseItem::Done) => Ok(None),
+                    Ok(SseItem::Chunk(chunk)) => Ok(chunk
+                        .choices
+                        .first()
+                        .and_then(|c| c.delta.as_ref())
+                        .and_then(|d| d.content.clone())),
+                    Err(err) => Err(err.to_string()),
+                });
+            }
+            items
+        })
+    }
+
+    /// `body` cut at the given positions (sorted, deduplicated, within bounds).
+    fn split(body: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut parts = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            parts.push(body[start..cut].to_vec());
+            start = cut;
+        }
+        parts.push(body[start..].to_vec());
+        parts
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Read boundaries (even inside a UTF-8 character or a `\r\n`) never change what the
+        /// stream means.
+        #[test]
+        fn chunk_boundaries_do_not_change_the_items(
+            texts in proptest::collection::vec("\\PC{0,12}", 0..8),
+            pings in proptest::collection::vec(any::<bool>(), 8),
+            crlf in any::<bool>(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let newline = if crlf { "\r\n" } else { "\n" };
+            let mut body = String::new();
+            for (index, text) in texts.iter().enumerate() {
+                if pings[index] {
+                    body.push_str(&format!(": ping{newline}{newline}"));
+                }
+                let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+                body.push_str(&format!("data: {chunk}{newline}{newline}"));
+            }
+            body.push_str(&format!("data: [DONE]{newline}{newline}"));
+            let whole = collect(vec![body.clone().into_bytes()]);
+            let expected: Vec<Result<Option<String>, String>> = texts
+                .iter()
+                .map(|t| Ok(Some(t.clone())))
+                .chain([Ok(None)])
+                .collect();
+            prop_assert_eq!(&whole, &expected);
+            prop_assert_eq!(collect(split(body.as_bytes(), &cuts)), expected);
+        }
+
+        /// Arbitrary bytes are items or errors, never a panic or a hang.
+        #[test]
+        fn any_bytes_are_items_or_errors(
+            bytes in proptest::collection::vec(any::<u8>(), 0..300),
+            cuts in proptest::collection::vec(any::<usize>(), 0..6),
+        ) {
+            let _ = collect(split(&bytes, &cuts));
+        }
+    }
+}

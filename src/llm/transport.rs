@@ -194,3 +194,20 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn any_retry_after_value_is_a_delay_or_none(text in "\\PC{0,40}", secs in any::<f64>()) {
+            let _ = parse_retry_after(&text);
+            let parsed = parse_retry_after(&secs.to_string());
+            prop_assert_eq!(parsed.is_some(), secs >= 0.0 && !secs.is_nan());
+        }
+    }
+}

@@ -68,3 +68,25 @@ mod tests {
         assert_eq!(parse_anchor("4"), None);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn any_anchor_text_parses_or_is_rejected(text in "\\PC{0,30}") {
+            let _ = parse_anchor(&text);
+        }
+
+        #[test]
+        fn every_printed_prefix_parses_back(line in "\\PC{0,80}", number in 1usize..1_000_000) {
+            let prefix = line_prefix(number, &line);
+            let copied = format!("{prefix}{line}");
+            prop_assert_eq!(parse_anchor(&copied), Some((number, line_tag(&line, number))));
+        }
+    }
+}

@@ -348,3 +348,81 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    //! Arbitrary arguments for every built-in tool parse or are rejected, never panic.
+
+    use super::*;
+    use proptest::prelude::*;
+    use serde::de::DeserializeOwned;
+    use serde_json::{Map, json};
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|n| json!(n)),
+            "\\PC{0,12}".prop_map(Value::String),
+            "[0-9]{1,25}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("oldText".to_string()),
+                        Just("newText".to_string()),
+                        Just("op".to_string()),
+                        Just("pos".to_string()),
+                        Just("lines".to_string()),
+                        "[a-z]{1,6}"
+                    ],
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// An object using the tool's own parameter names, with arbitrary values.
+    fn arguments(tool: &dyn Tool) -> impl Strategy<Value = Value> + use<> {
+        let names: Vec<String> = tool.parameters()["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        proptest::collection::vec((proptest::sample::select(names), json_value()), 0..6)
+            .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>()))
+    }
+
+    fn parses<A: DeserializeOwned>(args: &Value) {
+        let _ = parse_args::<A>("t", args, |field| field.to_string());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn built_in_tool_arguments_never_panic(
+            read in arguments(&read::ReadTool),
+            write in arguments(&write::WriteTool),
+            edit in arguments(&edit::EditTool),
+            bash in arguments(&bash::BashTool),
+            grep in arguments(&grep::GrepTool),
+            find in arguments(&find::FindTool),
+            ls in arguments(&ls::LsTool),
+            hashline in arguments(&hashline_edit::HashlineEditTool),
+        ) {
+            parses::<read::ReadArgs>(&read);
+            parses::<write::WriteArgs>(&write);
+            parses::<edit::EditArgs>(&edit);
+            parses::<bash::BashArgs>(&bash);
+            parses::<grep::GrepArgs>(&grep);
+            parses::<find::FindArgs>(&find);
+            parses::<ls::LsArgs>(&ls);
+            parses::<hashline_edit::HashlineEditArgs>(&hashline);
+        }
+    }
+}
