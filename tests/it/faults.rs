@@ -342,3 +342,38 @@ fn a_command_that_ignores_sigterm_does_not_stretch_the_budget() {
         "{end}"
     );
 }
+
+#[test]
+fn an_output_flood_leaves_a_bounded_spill_file() {
+    let dir = workspace();
+    let mock = MockLlm::start(vec![
+        call(
+            "c1",
+            "bash",
+            r#"{"command":"yes | head -c 100000000; echo; echo end"}"#,
+        ),
+        answer("done"),
+    ]);
+    let run = run_dynamo(dir.path(), &mock.url, &["--timeout", "60s"], "q");
+    run.assert_code(0);
+    assert_complete(&run);
+    let end = run.first("tool_execution_end");
+    let details = &end["result"]["details"];
+    let path = details["fullOutputPath"].as_str().unwrap().to_string();
+    let size = std::fs::metadata(&path).unwrap().len();
+    std::fs::remove_file(&path).unwrap();
+    // 100 MB of output; the file keeps its first 16 MiB, a note, and the last ~100 KiB.
+    assert!(size < 17 * 1024 * 1024, "{size} bytes");
+    assert!(details["fullOutputOmittedBytes"].as_u64().unwrap() > 80_000_000);
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("\nend\n\n[Showing lines "),
+        "{}",
+        &text[text.len() - 300..]
+    );
+    assert!(
+        text.contains("in between were not kept]"),
+        "{}",
+        &text[text.len() - 300..]
+    );
+}

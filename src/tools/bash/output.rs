@@ -1,8 +1,11 @@
 //! Collecting a command's output in bounded memory.
 //!
 //! Everything is kept in memory until the output is certain to be truncated (more than 50 KiB
-//! or 2000 lines); from then on the whole output goes to a spill file and memory holds only a
-//! rolling tail, so a command printing 200 MB costs a file, not 200 MB of RAM.
+//! or 2000 lines); from then on the output goes to a spill file in the temporary directory
+//! (`$TMPDIR/worker-bash-*.log`) and memory holds only a rolling tail, so a command printing
+//! 200 MB costs a file, not 200 MB of RAM. The file is bounded too: it keeps the first
+//! [`SPILL_HEAD`] bytes, and when the output is longer, a line saying how much was left out and
+//! the last [`TAIL_KEEP`] bytes, so `yes` cannot fill the disk.
 
 use std::fs::File;
 use std::io::Write;
@@ -14,7 +17,9 @@ use crate::tools::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_tail};
 
 /// Bytes of tail kept after spilling: twice what is shown, so the shown part starts on a
 /// whole line.
-const TAIL_KEEP: usize = 2 * MAX_BYTES;
+pub const TAIL_KEEP: usize = 2 * MAX_BYTES;
+/// The most of a command's output start that a spill file keeps.
+pub const SPILL_HEAD: u64 = 16 * 1024 * 1024;
 
 pub struct Output {
     buffer: Vec<u8>,
@@ -23,6 +28,8 @@ pub struct Output {
     /// Bytes since the last newline (the length of the unterminated last line).
     line_len: u64,
     spill: Option<(File, PathBuf)>,
+    /// Bytes written to the spill file (at most [`SPILL_HEAD`] until `finish`).
+    spilled: u64,
     spill_error: Option<String>,
     /// Output not yet sent as a progress update.
     pending: Vec<u8>,
@@ -36,6 +43,7 @@ impl Output {
             newlines: 0,
             line_len: 0,
             spill: None,
+            spilled: 0,
             spill_error: None,
             pending: Vec::new(),
         }
@@ -60,11 +68,11 @@ impl Output {
             && (self.total_bytes > MAX_BYTES as u64 || self.newlines > MAX_LINES as u64)
         {
             self.start_spill();
-        } else if let Some((file, _)) = &mut self.spill
-            && let Err(err) = file.write_all(chunk)
-        {
-            self.spill_error = Some(err.to_string());
-            self.spill = None;
+        } else if self.spill.is_some() {
+            let room = SPILL_HEAD
+                .saturating_sub(self.spilled)
+                .min(chunk.len() as u64) as usize;
+            self.write_spill(&chunk[..room]);
         }
         if self.buffer.len() > 2 * TAIL_KEEP {
             let cut = self.buffer.len() - TAIL_KEEP;
@@ -77,15 +85,53 @@ impl Output {
             .prefix("worker-bash-")
             .suffix(".log")
             .tempfile()
-            .and_then(|tmp| tmp.keep().map_err(|err| err.error))
-            .and_then(|(mut file, path)| {
-                file.write_all(&self.buffer)?;
-                Ok((file, path))
-            });
+            .and_then(|tmp| tmp.keep().map_err(|err| err.error));
         match created {
-            Ok(spill) => self.spill = Some(spill),
+            Ok(spill) => {
+                self.spill = Some(spill);
+                let buffered = std::mem::take(&mut self.buffer);
+                self.write_spill(&buffered);
+                self.buffer = buffered;
+            }
             Err(err) => self.spill_error = Some(err.to_string()),
         }
+    }
+
+    fn write_spill(&mut self, bytes: &[u8]) {
+        let Some((file, path)) = &mut self.spill else {
+            return;
+        };
+        match file.write_all(bytes) {
+            Ok(()) => self.spilled += bytes.len() as u64,
+            Err(err) => {
+                self.spill_error = Some(err.to_string());
+                // A partial file the result will not point to is not left behind.
+                let _ = std::fs::remove_file(path);
+                self.spill = None;
+            }
+        }
+    }
+
+    /// Completes the spill file: what is missing after the head, or a note of how much was
+    /// left out and the tail. Returns the bytes left out.
+    fn close_spill(&mut self) -> u64 {
+        let buffered = self.buffer.len() as u64;
+        let tail_start = self.total_bytes - buffered;
+        let omitted = tail_start.saturating_sub(self.spilled);
+        let tail = std::mem::take(&mut self.buffer);
+        if omitted == 0 {
+            let missing = (self.spilled - tail_start) as usize;
+            self.write_spill(&tail[missing.min(tail.len())..]);
+        } else {
+            let note = format!("\n[... {omitted} bytes of output not kept ...]\n");
+            self.write_spill(note.as_bytes());
+            self.write_spill(&tail);
+        }
+        self.buffer = tail;
+        if let Some((file, _)) = &mut self.spill {
+            let _ = file.flush();
+        }
+        omitted
     }
 
     /// Output since the last call, decoded; an incomplete UTF-8 sequence at the end waits for
@@ -113,9 +159,11 @@ impl Output {
 
     /// The text for the model (tail-truncated, with a notice) and the details to report.
     pub fn finish(mut self) -> (String, Value) {
-        if let Some((file, _)) = &mut self.spill {
-            let _ = file.flush();
-        }
+        let omitted = if self.spill.is_some() {
+            self.close_spill()
+        } else {
+            0
+        };
         let start = if self.spill.is_some() || self.spill_error.is_some() {
             // The buffer may begin mid-character after the rolling cut.
             self.buffer
@@ -137,6 +185,17 @@ impl Output {
             return (tail, Value::Object(details));
         }
         let where_full = match (&self.spill, &self.spill_error) {
+            (Some((_, path)), _) if omitted > 0 => {
+                details.insert("fullOutputPath".into(), json!(path));
+                details.insert("fullOutputOmittedBytes".into(), json!(omitted));
+                format!(
+                    "Output saved to {}: the first {} and the last {}; {} in between were not kept",
+                    path.display(),
+                    format_size(SPILL_HEAD as usize),
+                    format_size(self.buffer.len()),
+                    format_size(omitted as usize)
+                )
+            }
             (Some((_, path)), _) => {
                 details.insert("fullOutputPath".into(), json!(path));
                 format!("Full output: {}", path.display())
@@ -221,6 +280,35 @@ mod tests {
         let path = details["fullOutputPath"].as_str().unwrap();
         assert_eq!(std::fs::metadata(path).unwrap().len(), 200 * 64 * 1024);
         std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn the_spill_file_keeps_the_head_and_the_tail_of_endless_output() {
+        let mut out = Output::new();
+        let chunk: Vec<u8> = b"y\n".repeat(32 * 1024);
+        let rounds = (3 * SPILL_HEAD as usize) / chunk.len();
+        for _ in 0..rounds {
+            out.push(&chunk);
+        }
+        out.push(b"last line\n");
+        let total = (rounds * chunk.len() + 10) as u64;
+        let (text, details) = out.finish();
+        let path = details["fullOutputPath"].as_str().unwrap().to_string();
+        let omitted = details["fullOutputOmittedBytes"].as_u64().unwrap();
+        let file = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let note = format!("\n[... {omitted} bytes of output not kept ...]\n");
+        assert_eq!(file.len() as u64, total - omitted + note.len() as u64);
+        assert!(file.len() as u64 <= SPILL_HEAD + TAIL_KEEP as u64 * 2 + 100);
+        assert!(file.ends_with(b"y\nlast line\n"));
+        assert_eq!(&file[..4], b"y\ny\n");
+        let at = SPILL_HEAD as usize;
+        assert_eq!(&file[at..at + note.len()], note.as_bytes());
+        assert!(text.ends_with(&format!(
+            "Output saved to {path}: the first 16.0MB and the last {}; {} in between were not kept]",
+            format_size((total - omitted - SPILL_HEAD) as usize),
+            format_size(omitted as usize)
+        )), "{}", &text[text.len() - 200..]);
     }
 
     #[test]
