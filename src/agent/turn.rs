@@ -20,8 +20,8 @@ use crate::events::{
 };
 use crate::extension::{Exchange, Extension};
 use crate::llm::{
-    Assembled, Assembler, LlmError, Request, RequestDecorator, RetryPolicy, SseItem, SseStream,
-    Transport,
+    Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, RetryPolicy, SseItem,
+    SseStream, Transport,
 };
 
 /// The most of an error response body kept for the message.
@@ -200,20 +200,25 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
     }
     let mut ttft_ms = None;
 
-    let mut sse = SseStream::new(response.body);
+    let liveness = Liveness::new();
+    let mut sse = SseStream::new(liveness.watch(response.body));
     let mut assembler = Assembler::new();
     let mut streaming =
         StreamingMessage::new(ctx.emitter, &empty_message(ctx, StopReason::Pending, None));
     let ended = loop {
+        // Idle means no bytes at all for `idle_timeout`, counted from the last ones.
+        let wait = ctx.idle_timeout.saturating_sub(liveness.quiet_for());
         let item = tokio::select! {
             biased;
             _ = ctx.control.aborted() => {
                 let message = streaming.close(assembler, Some((StopReason::Aborted, None)), |_| {});
                 return Attempt::Aborted(message);
             }
-            item = tokio::time::timeout(ctx.idle_timeout, sse.next()) => item,
+            item = tokio::time::timeout(wait, sse.next()) => item,
         };
         match item {
+            // Bytes arrived (keep-alive comments): not idle, keep waiting.
+            Err(_) if liveness.quiet_for() < ctx.idle_timeout => continue,
             Err(_) => break Ended::Failed(LlmError::Idle(ctx.idle_timeout)),
             // A server that sends its finish reason and closes without [DONE] still finished.
             Ok(None) if assembler.saw_finish() => break Ended::Done,

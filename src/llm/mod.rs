@@ -21,7 +21,7 @@ pub use decorate::RequestDecorator;
 pub use error::{LlmError, excerpt};
 pub use models::first_model;
 pub use retry::RetryPolicy;
-pub use sse::{SseItem, SseStream};
+pub use sse::{Liveness, SseItem, SseStream};
 pub use transport::{
     ByteStream, HttpTransport, Request, Response, Transport, TransportError, error_chain,
     http_client, parse_retry_after,

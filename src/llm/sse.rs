@@ -4,12 +4,54 @@
 //! turns each event's data into a [`ChatChunk`], recognizes `[DONE]`, and reports anything
 //! else as an error rather than skipping it.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
 use eventsource_stream::{EventStream, Eventsource};
 use futures_util::StreamExt;
 
 use super::error::{LlmError, excerpt};
 use super::transport::ByteStream;
 use super::wire::ChatChunk;
+
+/// When a response body last delivered bytes. Keep-alive comments (`: ping`) produce no
+/// event, yet a server sending them is not idle: the idle timeout asks this, not the parser.
+#[derive(Clone)]
+pub struct Liveness {
+    start: Instant,
+    last_ms: Arc<AtomicU64>,
+}
+
+impl Liveness {
+    pub fn new() -> Self {
+        Liveness {
+            start: Instant::now(),
+            last_ms: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// `body`, noting the time of every chunk.
+    pub fn watch(&self, body: ByteStream) -> ByteStream {
+        let seen = self.clone();
+        Box::pin(body.inspect(move |_| {
+            let now = seen.start.elapsed().as_millis() as u64;
+            seen.last_ms.store(now, Ordering::Relaxed);
+        }))
+    }
+
+    /// How long since the last bytes (or since `new`).
+    pub fn quiet_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+        self.start.elapsed().saturating_sub(last)
+    }
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 pub enum SseItem {
     Chunk(ChatChunk),

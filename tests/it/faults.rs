@@ -377,3 +377,38 @@ fn an_output_flood_leaves_a_bounded_spill_file() {
         &text[text.len() - 300..]
     );
 }
+
+#[test]
+fn keep_alive_comments_keep_a_slow_stream_from_going_idle() {
+    let dir = workspace();
+    let mut frames = vec![role(), text("thinking")];
+    for _ in 0..8 {
+        frames.push(Frame::Raw(": ping\n\n".into()));
+        frames.push(Frame::Delay(Duration::from_millis(100)));
+    }
+    frames.extend([text(" done"), finish("stop"), done()]);
+    let mock = MockLlm::start(vec![Reply::Sse(frames)]);
+    let args = ["--idle-timeout", "300ms", "--max-retries", "0"];
+    let run = run_dynamo(dir.path(), &mock.url, &args, "q");
+    run.assert_code(0);
+    assert_complete(&run);
+    assert_eq!(
+        run.first("agent_end")["messages"][1]["content"][0]["text"],
+        "thinking done"
+    );
+
+    // Silence (no bytes at all) is still idle.
+    let mock = MockLlm::start(vec![Reply::Sse(vec![role(), text("a"), Frame::Stall])]);
+    let started = Instant::now();
+    let run = run_dynamo(dir.path(), &mock.url, &args, "q");
+    run.assert_code(1);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        run.first("fatal_error")["error"]["message"],
+        "no data from the model server for 0.3 s"
+    );
+}

@@ -371,16 +371,23 @@ mod tests {
         let text = result.text();
         let details = result.details.unwrap();
         let path = details["fullOutputPath"].as_str().unwrap().to_string();
+        let omitted = details["fullOutputOmittedBytes"].as_u64().unwrap();
+        assert!(text.starts_with(&format!("{}\n", "a".repeat(100))),);
         assert!(
-            text.ends_with(&format!(
-                "[Showing lines 2096647-2097152 of 2097152. Full output: {path}]"
+            text.contains(&format!(
+                "[Showing lines 2096647-2097152 of 2097152. Output saved to {path}: the first 16.0MB and the last "
             )),
             "{}",
-            &text[text.len() - 150..]
+            &text[text.len() - 250..]
         );
+        // The file is bounded: 16 MiB of head, a note, and the tail the run still held.
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size < 16 * 1024 * 1024 + 300 * 1024, "{size}");
         assert_eq!(
-            std::fs::metadata(&path).unwrap().len(),
-            209_715_200 + 2_097_151
+            size + omitted,
+            209_715_200
+                + 2_097_151
+                + format!("\n[... {omitted} bytes of output not kept ...]\n").len() as u64
         );
         std::fs::remove_file(path).unwrap();
     }
