@@ -21,7 +21,7 @@ use crate::events::{
 use crate::extension::{Exchange, Extension};
 use crate::llm::{
     Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, RetryPolicy, SseItem,
-    SseStream, Transport,
+    SseStream, Transport, excerpt,
 };
 
 /// The most of an error response body kept for the message.
@@ -201,6 +201,8 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
     let mut ttft_ms = None;
 
     let liveness = Liveness::new();
+    let content_type = response.content_type;
+    let mut saw_event = false;
     let mut sse = SseStream::new(liveness.watch(response.body));
     let mut assembler = Assembler::new();
     let mut streaming =
@@ -222,10 +224,21 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             Err(_) => break Ended::Failed(LlmError::Idle(ctx.idle_timeout)),
             // A server that sends its finish reason and closes without [DONE] still finished.
             Ok(None) if assembler.saw_finish() => break Ended::Done,
+            // Bytes, but not one event: this was never an event stream.
+            Ok(None) if !saw_event && liveness.began_as_something_else() => {
+                break Ended::Failed(LlmError::NotSse {
+                    status: response.status,
+                    content_type: content_type
+                        .clone()
+                        .unwrap_or_else(|| "no content type".into()),
+                    excerpt: excerpt(&liveness.head(), 200),
+                });
+            }
             Ok(None) => break Ended::Failed(LlmError::Truncated),
             Ok(Some(Err(err))) => break Ended::Failed(err),
             Ok(Some(Ok(SseItem::Done))) => break Ended::Done,
             Ok(Some(Ok(SseItem::Chunk(chunk)))) => {
+                saw_event = true;
                 assembler.push(chunk, &mut |event| streaming.push(event));
                 if ttft_ms.is_none() && assembler.has_progress() {
                     ttft_ms = Some(started.elapsed().as_secs_f64() * 1000.0);

@@ -27,6 +27,15 @@ pub enum LlmError {
     Malformed { error: String, excerpt: String },
     #[error("the model server reported an error in the stream: {0}")]
     InStream(String),
+    /// A successful status with a body that held no server-sent event at all.
+    #[error(
+        "the model server answered {status} with {content_type}, not an event stream: {excerpt}"
+    )]
+    NotSse {
+        status: u16,
+        content_type: String,
+        excerpt: String,
+    },
 }
 
 impl LlmError {
@@ -38,7 +47,7 @@ impl LlmError {
             LlmError::Transport(_) => true,
             LlmError::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
             LlmError::Idle(_) | LlmError::Truncated | LlmError::Cut(_) => true,
-            LlmError::Malformed { .. } | LlmError::InStream(_) => false,
+            LlmError::Malformed { .. } | LlmError::InStream(_) | LlmError::NotSse { .. } => false,
         }
     }
 
@@ -58,7 +67,8 @@ impl LlmError {
             | LlmError::Truncated
             | LlmError::Cut(_)
             | LlmError::Malformed { .. }
-            | LlmError::InStream(_) => FatalErrorKind::Stream,
+            | LlmError::InStream(_)
+            | LlmError::NotSse { .. } => FatalErrorKind::Stream,
         }
     }
 

@@ -197,6 +197,7 @@ impl Transport for ReplayTransport {
             Ok(Response {
                 status: response.status,
                 retry_after: response.retry_after.and_then(server_seconds),
+                content_type: None,
                 body: Box::pin(stream::iter([Ok(body)])),
             })
         })
@@ -302,6 +303,7 @@ impl Transport for RecordingTransport {
                     Ok(Response {
                         status: response.status,
                         retry_after: response.retry_after,
+                        content_type: response.content_type,
                         body: Box::pin(TeeStream {
                             inner: response.body,
                             captured: Vec::new(),

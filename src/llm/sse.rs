@@ -14,30 +14,60 @@ use futures_util::StreamExt;
 use super::error::{LlmError, excerpt};
 use super::transport::ByteStream;
 use super::wire::ChatChunk;
+use crate::sync::LockExt;
 
-/// When a response body last delivered bytes. Keep-alive comments (`: ping`) produce no
-/// event, yet a server sending them is not idle: the idle timeout asks this, not the parser.
+/// When a response body last delivered bytes, and how it began. Keep-alive comments
+/// (`: ping`) produce no event, yet a server sending them is not idle: the idle timeout asks
+/// this, not the parser. The first bytes explain a body that turns out not to be SSE.
 #[derive(Clone)]
 pub struct Liveness {
     start: Instant,
     last_ms: Arc<AtomicU64>,
+    head: Arc<std::sync::Mutex<Vec<u8>>>,
 }
+
+/// How much of a body's start is kept for error messages.
+const HEAD_KEPT: usize = 200;
 
 impl Liveness {
     pub fn new() -> Self {
         Liveness {
             start: Instant::now(),
             last_ms: Arc::new(AtomicU64::new(0)),
+            head: Arc::default(),
         }
     }
 
     /// `body`, noting the time of every chunk.
     pub fn watch(&self, body: ByteStream) -> ByteStream {
         let seen = self.clone();
-        Box::pin(body.inspect(move |_| {
+        Box::pin(body.inspect(move |chunk| {
             let now = seen.start.elapsed().as_millis() as u64;
             seen.last_ms.store(now, Ordering::Relaxed);
+            if let Ok(bytes) = chunk {
+                let mut head = seen.head.lock_or_recover();
+                let room = HEAD_KEPT.saturating_sub(head.len()).min(bytes.len());
+                head.extend_from_slice(&bytes[..room]);
+            }
         }))
+    }
+
+    /// The first bytes of the body, as text.
+    pub fn head(&self) -> String {
+        String::from_utf8_lossy(&self.head.lock_or_recover()).into_owned()
+    }
+
+    /// The body had bytes, and they do not begin like server-sent events (a field or a
+    /// comment line).
+    pub fn began_as_something_else(&self) -> bool {
+        let head = self.head();
+        let Some(first) = head.lines().map(str::trim).find(|line| !line.is_empty()) else {
+            return false;
+        };
+        !(first.starts_with(':')
+            || ["data", "event", "id", "retry"]
+                .iter()
+                .any(|field| first.starts_with(field)))
     }
 
     /// How long since the last bytes (or since `new`).

@@ -36,6 +36,8 @@ pub struct Response {
     pub status: u16,
     /// From `Retry-After` (seconds or an HTTP date).
     pub retry_after: Option<Duration>,
+    /// The `Content-Type` header, when there was one (to explain a body that is not SSE).
+    pub content_type: Option<String>,
     pub body: ByteStream,
 }
 
@@ -130,12 +132,18 @@ impl Transport for HttpTransport {
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
+            let content_type = response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             let body = response
                 .bytes_stream()
                 .map(|chunk| chunk.map_err(|err| TransportError::Io(error_chain(&err))));
             Ok(Response {
                 status,
                 retry_after,
+                content_type,
                 body: Box::pin(body),
             })
         })

@@ -412,3 +412,42 @@ fn keep_alive_comments_keep_a_slow_stream_from_going_idle() {
         "no data from the model server for 0.3 s"
     );
 }
+
+#[test]
+fn a_200_that_is_not_an_event_stream_says_what_it_was() {
+    let dir = workspace();
+    // A proxy's HTML page, and a non-streaming JSON completion.
+    for (body, content_type, starts) in [
+        (
+            "<!DOCTYPE html><html><body>Gateway login</body></html>",
+            "text/html",
+            "<!DOCTYPE html>",
+        ),
+        (
+            r#"{"id":"x","choices":[{"message":{"content":"hi"}}]}"#,
+            "application/json",
+            r#"{"id":"x""#,
+        ),
+    ] {
+        let mock = MockLlm::start(vec![Reply::Body {
+            content_type: content_type.into(),
+            body: body.into(),
+        }]);
+        let run = run_dynamo(dir.path(), &mock.url, &[], "q");
+        run.assert_code(1);
+        assert_complete(&run);
+        let error = &run.first("fatal_error")["error"];
+        assert_eq!(error["kind"], "stream");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!(
+                "the model server answered 200 with {content_type}, not an event stream: {starts}"
+            )),
+            "{message}"
+        );
+        assert!(
+            run.all("auto_retry_start").is_empty(),
+            "a wrong endpoint is not transient"
+        );
+    }
+}

@@ -42,6 +42,11 @@ pub enum Reply {
         body: String,
         retry_after: Option<String>,
     },
+    /// A 200 with this content type and body (a proxy's page, a non-streaming answer).
+    Body {
+        content_type: String,
+        body: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -191,6 +196,10 @@ async fn chat(
             }
             response
         }
+        Some(Reply::Body { content_type, body }) => Response::builder()
+            .header("content-type", content_type)
+            .body(Body::from(body))
+            .unwrap(),
         Some(Reply::Sse(frames)) => {
             let stream = futures_util::stream::iter(frames).then(|frame| async move {
                 match frame {
