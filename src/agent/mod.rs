@@ -244,17 +244,7 @@ impl Session {
                     .map_err(|e| internal(e.to_string()))?;
                 let model = match model {
                     Some(model) => model.clone(),
-                    None => {
-                        let discovery = crate::config::defaults::DISCOVERY_TIMEOUT;
-                        let found = tokio::select! {
-                            _ = self.config.control.aborted() => Err("aborted during model discovery".to_string()),
-                            found = first_model(&client, &endpoint.base_url, endpoint.api_key.as_deref(), discovery) => found,
-                        };
-                        found.map_err(|message| FatalError {
-                            kind: FatalErrorKind::ModelDiscovery,
-                            message,
-                        })?
-                    }
+                    None => self.discover(&client, endpoint).await?,
                 };
                 let transport = HttpTransport::with_client(
                     client,
@@ -285,6 +275,46 @@ impl Session {
             }
         };
         Ok((transport, provider, model))
+    }
+
+    /// `dynamo/default`: the first model the server lists, retried like a chat request.
+    async fn discover(
+        &self,
+        client: &reqwest::Client,
+        endpoint: &crate::config::Endpoint,
+    ) -> Result<String, FatalError> {
+        let policy = RetryPolicy::new(
+            self.config.limits.max_retries,
+            self.config.limits.retry_base_delay,
+        );
+        let control = &self.config.control;
+        let fatal = |message: String| FatalError {
+            kind: FatalErrorKind::ModelDiscovery,
+            message,
+        };
+        let mut attempt = 0;
+        loop {
+            let found = tokio::select! {
+                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
+                found = first_model(client, &endpoint.base_url, endpoint.api_key.as_deref(), crate::config::defaults::DISCOVERY_TIMEOUT) => found,
+            };
+            let error = match found {
+                Ok(model) => return Ok(model),
+                Err(error) => error,
+            };
+            if !error.transient || attempt >= policy.max_retries {
+                let tries = match attempt {
+                    0 => String::new(),
+                    n => format!(" ({} attempts)", n + 1),
+                };
+                return Err(fatal(format!("{}{tries}", error.message)));
+            }
+            attempt += 1;
+            tokio::select! {
+                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
+                _ = tokio::time::sleep(policy.delay(attempt, None)) => {}
+            }
+        }
     }
 
     async fn agent_loop(

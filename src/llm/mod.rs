@@ -19,7 +19,7 @@ mod wire;
 pub use assemble::{Assembled, Assembler, to_usage};
 pub use decorate::RequestDecorator;
 pub use error::{LlmError, excerpt};
-pub use models::first_model;
+pub use models::{DiscoveryError, first_model};
 pub use retry::RetryPolicy;
 pub use sse::{Liveness, SseItem, SseStream};
 pub use transport::{

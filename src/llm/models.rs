@@ -17,29 +17,48 @@ struct ModelEntry {
     id: String,
 }
 
+/// Why discovery failed; `transient` failures (no answer, refused, 408/429/5xx) are worth
+/// another try, like a failed chat request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryError {
+    pub message: String,
+    pub transient: bool,
+}
+
 /// The first model the server lists. Errors name the URL and say what went wrong.
 pub async fn first_model(
     client: &reqwest::Client,
     base_url: &str,
     api_key: Option<&str>,
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, DiscoveryError> {
     let url = format!("{base_url}/models");
-    let fail = |reason: String| format!("model discovery failed: GET {url}: {reason}");
+    let failure = |reason: String, transient: bool| DiscoveryError {
+        message: format!("model discovery failed: GET {url}: {reason}"),
+        transient,
+    };
+    let fail = |reason: String| failure(reason, false);
     let mut request = client.get(&url).timeout(timeout);
     if let Some(key) = api_key {
         request = request.bearer_auth(key);
     }
     let response = request.send().await.map_err(|err| {
         if err.is_timeout() {
-            fail(format!("no answer within {} s", timeout.as_secs_f64()))
+            failure(
+                format!("no answer within {} s", timeout.as_secs_f64()),
+                true,
+            )
         } else {
-            fail(error_chain(&err))
+            failure(error_chain(&err), true)
         }
     })?;
     let status = response.status();
     if !status.is_success() {
-        return Err(fail(format!("HTTP {}", status.as_u16())));
+        let code = status.as_u16();
+        return Err(failure(
+            format!("HTTP {code}"),
+            matches!(code, 408 | 429 | 500..=599),
+        ));
     }
     let list: ModelList = response
         .json()

@@ -451,3 +451,42 @@ fn a_200_that_is_not_an_event_stream_says_what_it_was() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_discovery_retries_a_transient_failure() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": [{"id": "found"}]})))
+        .mount(&server)
+        .await;
+    let sse = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let url = format!("{}/v1", server.uri());
+    let dir = workspace();
+    let run = tokio::task::spawn_blocking(move || {
+        run_worker(
+            dir.path(),
+            &["--model", "dynamo/default", "--retry-base-delay", "10ms"],
+            "q",
+            &[("DYNAMO_BASE_URL", &url)],
+        )
+    })
+    .await
+    .unwrap();
+    run.assert_code(0);
+    assert_complete(&run);
+    assert_eq!(run.first("agent_end")["messages"][1]["model"], "found");
+}

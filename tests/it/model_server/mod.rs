@@ -318,21 +318,29 @@ fn model_discovery_failure_is_fatal_names_the_url_and_does_not_hang() {
     let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", hole.local_addr().unwrap());
     let started = Instant::now();
+    // Discovery retries like a chat request; one retry here.
     let run = run_worker(
         dir.path(),
-        &["--model", "dynamo/default"],
+        &[
+            "--model",
+            "dynamo/default",
+            "--max-retries",
+            "1",
+            "--retry-base-delay",
+            "10ms",
+        ],
         "q",
         &[("DYNAMO_BASE_URL", &url)],
     );
     run.assert_code(1);
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        started.elapsed() < Duration::from_secs(7),
         "{:?}",
         started.elapsed()
     );
     assert_eq!(
         run.first("fatal_error")["error"],
-        json!({"kind": "model_discovery", "message": format!("model discovery failed: GET {url}/models: no answer within 2 s")})
+        json!({"kind": "model_discovery", "message": format!("model discovery failed: GET {url}/models: no answer within 2 s (2 attempts)")})
     );
     assert_eq!(
         run.outline(),
