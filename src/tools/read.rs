@@ -79,6 +79,8 @@ struct Scan {
     stop: Option<Stop>,
     first_line_len: usize,
     lossy: bool,
+    /// The file's size, as read.
+    bytes_read: u64,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -133,6 +135,7 @@ fn scan(reader: &mut impl BufRead, req: &ReadRequest) -> io::Result<Scan> {
             break;
         }
         let consumed = chunk.len();
+        scan.bytes_read += consumed as u64;
         let mut rest = chunk;
         while !rest.is_empty() {
             let collecting = scan.stop.is_none() && scan.total + 1 >= req.start;
@@ -201,6 +204,16 @@ fn finish_line(scan: &mut Scan, req: &ReadRequest, current: &mut Vec<u8>, len: u
     if current.last() == Some(&b'\r') {
         current.pop();
     }
+    // A line too long to show was cut when it was collected, maybe inside a character:
+    // it is not decoded, so the cut cannot pass for invalid UTF-8.
+    if len > MAX_BYTES {
+        if scan.lines.is_empty() {
+            scan.first_line_len = len;
+        }
+        scan.stop = Some(Stop::Caps(TruncatedBy::Bytes));
+        current.clear();
+        return;
+    }
     let text = match std::str::from_utf8(current) {
         Ok(text) => text.to_string(),
         Err(_) => {
@@ -215,7 +228,7 @@ fn finish_line(scan: &mut Scan, req: &ReadRequest, current: &mut Vec<u8>, len: u
         text
     };
     let cost = rendered.len() + usize::from(!scan.lines.is_empty());
-    if len > MAX_BYTES || scan.bytes + cost > MAX_BYTES {
+    if scan.bytes + cost > MAX_BYTES {
         if scan.lines.is_empty() {
             scan.first_line_len = len;
         }
@@ -278,7 +291,7 @@ fn render(scan: Scan, req: &ReadRequest) -> Result<ToolResult, ToolError> {
                 truncated: true,
                 truncated_by: Some(by),
                 total_lines: scan.total as usize,
-                total_bytes: 0,
+                total_bytes: scan.bytes_read as usize,
                 output_lines: kept as usize,
                 output_bytes: scan.bytes,
                 last_line_partial: false,
@@ -482,6 +495,25 @@ mod tests {
                 .await,
             expected
         );
+    }
+
+    #[tokio::test]
+    async fn a_valid_line_cut_inside_a_character_is_not_called_invalid() {
+        let h = Harness::new();
+        // A first line of 30,000 two-byte characters (60 KB): too long to show, and the
+        // 50 KB cut falls inside a character.
+        let long = "é".repeat(30_000);
+        h.write("wide.txt", format!("{long}\nshort\n"));
+        let result = h.run(&ReadTool, json!({"path": "wide.txt"})).await.unwrap();
+        let text = result.text();
+        assert!(!text.contains("not valid UTF-8"), "{text}");
+        assert!(
+            text.starts_with("[Line 1 is 58.6KB, exceeds 50.0KB limit."),
+            "{text}"
+        );
+        let truncation = &result.details.unwrap()["truncation"];
+        assert_eq!(truncation["totalBytes"], 60_007);
+        assert_eq!(truncation["firstLineExceedsLimit"], true);
     }
 
     #[tokio::test]
