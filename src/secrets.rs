@@ -31,16 +31,24 @@ impl Secrets {
     }
 
     /// Adds a value (kept longest first, so a secret containing another is replaced whole).
+    /// Its JSON-escaped form is added too: a secret with `"` or `\` appears escaped in every
+    /// serialized line.
     pub fn add(&self, value: impl Into<String>) {
         let value = value.into();
         if value.len() < MIN_LEN {
             return;
         }
+        let escaped = serde_json::to_string(&value)
+            .ok()
+            .map(|quoted| quoted[1..quoted.len() - 1].to_string())
+            .filter(|escaped| *escaped != value);
         let mut values = self.values.write_or_recover();
-        if !values.contains(&value) {
-            values.push(value);
-            values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        for form in std::iter::once(value).chain(escaped) {
+            if !values.contains(&form) {
+                values.push(form);
+            }
         }
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -58,6 +66,17 @@ impl Secrets {
         out
     }
 
+    /// The longest suffix of `text` that is the start of some secret (where a secret split
+    /// across two pieces of a stream would begin), as a byte offset into `text`.
+    fn open_secret_at(&self, text: &str) -> Option<usize> {
+        let values = self.values.read_or_recover();
+        let longest = values.first().map_or(0, String::len);
+        let earliest = text.len().saturating_sub(longest.saturating_sub(1));
+        (earliest..text.len())
+            .filter(|i| text.is_char_boundary(*i))
+            .find(|i| values.iter().any(|secret| secret.starts_with(&text[*i..])))
+    }
+
     /// Redacts every string inside a JSON value.
     pub fn redact_value(&self, value: &mut Value) {
         match value {
@@ -70,6 +89,35 @@ impl Secrets {
             Value::Object(map) => map.values_mut().for_each(|v| self.redact_value(v)),
             _ => {}
         }
+    }
+}
+
+/// Redacts a text that arrives in pieces (streamed deltas, command output): a secret split
+/// across two pieces is still replaced, because a piece's end that could begin a secret is held
+/// back (at most the longest secret's length minus one) until the next piece or [`flush`].
+///
+/// [`flush`]: StreamRedactor::flush
+#[derive(Debug, Default)]
+pub struct StreamRedactor {
+    held: String,
+}
+
+impl StreamRedactor {
+    /// The part of `held + piece` that is safe to show now, redacted.
+    pub fn push(&mut self, secrets: &Secrets, piece: &str) -> String {
+        self.held.push_str(piece);
+        let mut text = secrets.redact(&self.held).into_owned();
+        self.held = match secrets.open_secret_at(&text) {
+            Some(cut) => text.split_off(cut),
+            None => String::new(),
+        };
+        text
+    }
+
+    /// Whatever was held back (the stream ended: it is not a secret).
+    pub fn flush(&mut self, secrets: &Secrets) -> String {
+        let held = std::mem::take(&mut self.held);
+        secrets.redact(&held).into_owned()
     }
 }
 
@@ -96,10 +144,78 @@ mod tests {
     }
 
     #[test]
+    fn json_escaped_forms_are_secrets_too() {
+        let secrets = Secrets::from_values(["pa\"ss\\word-1".to_string()]);
+        let line = serde_json::to_string(&json!({"text": "key pa\"ss\\word-1 here"})).unwrap();
+        assert_eq!(secrets.redact(&line), r#"{"text":"key [REDACTED] here"}"#);
+    }
+
+    #[test]
+    fn a_secret_split_across_pieces_is_still_redacted() {
+        let secrets = Secrets::from_values(["sk-live-0123456789".to_string()]);
+        let mut stream = StreamRedactor::default();
+        let mut out = String::new();
+        for piece in [
+            "my key is sk-li",
+            "ve-01234",
+            "56789, ok",
+            " sk-",
+            "nothing",
+        ] {
+            out.push_str(&stream.push(&secrets, piece));
+        }
+        out.push_str(&stream.flush(&secrets));
+        assert_eq!(out, "my key is [REDACTED], ok sk-nothing");
+        // Nothing that cannot begin a secret is held back.
+        assert_eq!(
+            StreamRedactor::default().push(&secrets, "plain text"),
+            "plain text"
+        );
+    }
+
+    #[test]
     fn clones_share_the_set() {
         let secrets = Secrets::default();
         let other = secrets.clone();
         other.add("shared-secret");
         assert_eq!(secrets.redact("shared-secret"), "[REDACTED]");
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Text with secrets in it, cut at arbitrary places: the pieces redact to exactly what
+        /// the whole text redacts to, and no secret survives.
+        #[test]
+        fn split_text_redacts_like_whole_text(
+            words in proptest::collection::vec(
+                prop_oneof!["\\PC{0,8}", Just("tok-SECRET-1".to_string()), Just("a\"b\\c-key".to_string())],
+                0..12,
+            ),
+            cuts in proptest::collection::vec(any::<usize>(), 0..10),
+        ) {
+            let secrets = Secrets::from_values(["tok-SECRET-1".to_string(), "a\"b\\c-key".to_string()]);
+            let text: String = words.concat();
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (text.len() + 1)).filter(|c| text.is_char_boundary(*c)).collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut stream = StreamRedactor::default();
+            let mut out = String::new();
+            let mut start = 0;
+            for cut in cuts.into_iter().chain([text.len()]) {
+                out.push_str(&stream.push(&secrets, &text[start..cut]));
+                start = cut;
+            }
+            out.push_str(&stream.flush(&secrets));
+            prop_assert_eq!(&out, &secrets.redact(&text).into_owned());
+            prop_assert!(!out.contains("tok-SECRET-1"));
+            prop_assert!(!out.contains("a\"b\\c-key"));
+        }
     }
 }

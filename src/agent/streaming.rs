@@ -5,15 +5,25 @@
 //! [`StreamingMessage`] holds that rule in one place: the start is emitted lazily, just before
 //! the first delta or the end, whichever comes first, and closing consumes the value, so a
 //! message cannot be ended twice or left open.
+//!
+//! It is also where deltas are redacted: each block's deltas pass through a
+//! [`StreamRedactor`], so a secret the model streams in two pieces is still replaced (the
+//! emitter's per-line redaction cannot see across lines).
+
+use std::collections::HashMap;
 
 use crate::events::{AssistantMessage, AssistantMessageEvent, Emitter, Event, Message, StopReason};
 use crate::llm::{Assembled, Assembler};
+use crate::secrets::{Secrets, StreamRedactor};
 
 pub struct StreamingMessage<'e> {
     emitter: &'e Emitter,
     /// The message as `message_start` shows it: no content yet, stop reason pending.
     pending: AssistantMessage,
     started: bool,
+    secrets: Secrets,
+    /// Per content block.
+    redactors: HashMap<usize, StreamRedactor>,
 }
 
 impl<'e> StreamingMessage<'e> {
@@ -28,12 +38,101 @@ impl<'e> StreamingMessage<'e> {
                 ..skeleton.clone()
             },
             started: false,
+            secrets: emitter.secrets(),
+            redactors: HashMap::new(),
         }
     }
 
-    /// Emits one streamed piece (after `message_start`, if it was not out yet).
+    /// Emits one streamed piece (after `message_start`, if it was not out yet). Deltas are
+    /// redacted across pieces; a block's end first releases what was held back.
     pub fn push(&mut self, event: &AssistantMessageEvent<'_>) {
         self.start();
+        if self.secrets.is_empty() {
+            return self.emit(event);
+        }
+        match *event {
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            } => {
+                let shown = self.redact(content_index, delta);
+                if !shown.is_empty() {
+                    self.emit(&AssistantMessageEvent::TextDelta {
+                        content_index,
+                        delta: &shown,
+                    });
+                }
+            }
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            } => {
+                let shown = self.redact(content_index, delta);
+                if !shown.is_empty() {
+                    self.emit(&AssistantMessageEvent::ThinkingDelta {
+                        content_index,
+                        delta: &shown,
+                    });
+                }
+            }
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
+                let shown = self.redact(content_index, delta);
+                if !shown.is_empty() {
+                    self.emit(&AssistantMessageEvent::ToolcallDelta {
+                        content_index,
+                        delta: &shown,
+                    });
+                }
+            }
+            AssistantMessageEvent::TextEnd { content_index, .. } => {
+                if let Some(rest) = self.release(content_index) {
+                    self.emit(&AssistantMessageEvent::TextDelta {
+                        content_index,
+                        delta: &rest,
+                    });
+                }
+                self.emit(event);
+            }
+            AssistantMessageEvent::ThinkingEnd { content_index, .. } => {
+                if let Some(rest) = self.release(content_index) {
+                    self.emit(&AssistantMessageEvent::ThinkingDelta {
+                        content_index,
+                        delta: &rest,
+                    });
+                }
+                self.emit(event);
+            }
+            AssistantMessageEvent::ToolcallEnd { content_index, .. } => {
+                if let Some(rest) = self.release(content_index) {
+                    self.emit(&AssistantMessageEvent::ToolcallDelta {
+                        content_index,
+                        delta: &rest,
+                    });
+                }
+                self.emit(event);
+            }
+            _ => self.emit(event),
+        }
+    }
+
+    fn redact(&mut self, block: usize, delta: &str) -> String {
+        let secrets = &self.secrets;
+        self.redactors
+            .entry(block)
+            .or_default()
+            .push(secrets, delta)
+    }
+
+    /// What block `block` still holds back, if anything.
+    fn release(&mut self, block: usize) -> Option<String> {
+        let rest = self.redactors.remove(&block)?.flush(&self.secrets);
+        (!rest.is_empty()).then_some(rest)
+    }
+
+    fn emit(&self, event: &AssistantMessageEvent<'_>) {
         self.emitter.emit(&Event::MessageUpdate {
             assistant_message_event: event,
         });

@@ -140,6 +140,11 @@ impl Emitter {
         self.inner.lock_or_recover().secrets = secrets;
     }
 
+    /// The set every line is redacted with (shared: values added later count too).
+    pub fn secrets(&self) -> Secrets {
+        self.inner.lock_or_recover().secrets.clone()
+    }
+
     /// Called once, the first time the sink fails.
     pub fn on_close(&self, hook: impl FnOnce() + Send + 'static) {
         self.inner.lock_or_recover().on_close = Some(Box::new(hook));

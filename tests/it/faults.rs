@@ -490,3 +490,49 @@ async fn model_discovery_retries_a_transient_failure() {
     assert_complete(&run);
     assert_eq!(run.first("agent_end")["messages"][1]["model"], "found");
 }
+
+#[test]
+fn a_secret_streamed_in_pieces_or_with_json_escapes_never_reaches_stdout() {
+    let dir = workspace();
+    let key = "sk-split-secret-0123";
+    let quoted = r#"pa"ss\wo-rd-77"#;
+    let mock = MockLlm::start(vec![Reply::Sse(vec![
+        role(),
+        text("the key is sk-spl"),
+        text("it-secret-0"),
+        text("123 and "),
+        text(quoted),
+        text(" is the other"),
+        finish("stop"),
+        done(),
+    ])]);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/m"],
+        "q",
+        &[
+            ("DYNAMO_BASE_URL", &mock.url),
+            ("DYNAMO_API_KEY", key),
+            ("GITHUB_TOKEN", quoted),
+        ],
+    );
+    run.assert_code(0);
+    assert_complete(&run);
+    let escaped = serde_json::to_string(quoted).unwrap();
+    let escaped = &escaped[1..escaped.len() - 1];
+    for needle in [key, "secret-0123", "it-secret-0", quoted, escaped] {
+        assert!(!run.stdout.contains(needle), "{needle} in:\n{}", run.stdout);
+    }
+    let deltas: String = run
+        .all("message_update")
+        .iter()
+        .filter(|e| e["assistantMessageEvent"]["type"] == "text_delta")
+        .map(|e| {
+            e["assistantMessageEvent"]["delta"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(deltas, "the key is [REDACTED] and [REDACTED] is the other");
+}
