@@ -7,7 +7,7 @@
 //! become `isError: true` results the model reads.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures_util::FutureExt;
@@ -18,7 +18,8 @@ use crate::events::{
     Emitter, Event, Message, TextContent, ToolCall, ToolResult, ToolResultMessage, now_millis,
 };
 use crate::extension::{Extension, ToolEnding};
-use crate::secrets::Secrets;
+use crate::secrets::{Secrets, StreamRedactor};
+use crate::sync::LockExt;
 use crate::tools::{ToolContext, ToolSet};
 
 pub struct ExecContext<'a> {
@@ -129,20 +130,24 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
             true,
         );
     }
-    let emitter = ctx.emitter.clone();
-    let (id, name) = (call.id.clone(), call.name.clone());
+    // Progress text is a stream (bash sends what was printed since the last update): it is
+    // redacted across updates, so a secret printed in two reads is still replaced.
+    let updates = Arc::new(Updates {
+        emitter: ctx.emitter.clone(),
+        secrets: ctx.secrets.clone(),
+        id: call.id.clone(),
+        name: call.name.clone(),
+        redactor: Mutex::new(StreamRedactor::default()),
+    });
+    let progress = updates.clone();
     let tool_ctx = ToolContext {
-        progress: Arc::new(move |partial: ToolResult| {
-            emitter.emit(&Event::ToolExecutionUpdate {
-                tool_call_id: &id,
-                tool_name: &name,
-                partial_result: &partial,
-            });
-        }),
+        progress: Arc::new(move |partial: ToolResult| progress.send(partial)),
         ..ctx.base.clone()
     };
     let run = AssertUnwindSafe(tool.execute(call.arguments.clone(), tool_ctx)).catch_unwind();
-    match run.await {
+    let run = run.await;
+    updates.flush();
+    match run {
         Ok(Ok(result)) => (result, false),
         Ok(Err(err)) => (err.into_result(), true),
         Err(panic) => {
@@ -152,6 +157,45 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
                 true,
             )
         }
+    }
+}
+
+/// A tool call's progress updates, redacted as one stream.
+struct Updates {
+    emitter: Emitter,
+    secrets: Secrets,
+    id: String,
+    name: String,
+    redactor: Mutex<StreamRedactor>,
+}
+
+impl Updates {
+    fn send(&self, partial: ToolResult) {
+        let text: String = partial.content.iter().map(TextContent::as_str).collect();
+        let shown = self.redactor.lock_or_recover().push(&self.secrets, &text);
+        if !shown.is_empty() {
+            self.emit(shown, partial.details);
+        }
+    }
+
+    /// What was held back, once the call is over.
+    fn flush(&self) {
+        let rest = self.redactor.lock_or_recover().flush(&self.secrets);
+        if !rest.is_empty() {
+            self.emit(rest, None);
+        }
+    }
+
+    fn emit(&self, text: String, details: Option<serde_json::Value>) {
+        let partial = ToolResult {
+            content: vec![TextContent::text(text)],
+            details,
+        };
+        self.emitter.emit(&Event::ToolExecutionUpdate {
+            tool_call_id: &self.id,
+            tool_name: &self.name,
+            partial_result: &partial,
+        });
     }
 }
 

@@ -536,3 +536,41 @@ fn a_secret_streamed_in_pieces_or_with_json_escapes_never_reaches_stdout() {
         .collect();
     assert_eq!(deltas, "the key is [REDACTED] and [REDACTED] is the other");
 }
+
+#[test]
+fn a_secret_a_command_prints_in_two_reads_never_reaches_stdout() {
+    let dir = workspace();
+    let key = "sk-split-secret-0123";
+    let mock = MockLlm::start(vec![
+        call(
+            "c1",
+            "bash",
+            r#"{"command":"printf 'key: sk-split-'; sleep 0.4; printf 'secret-0123 done\\n'"}"#,
+        ),
+        answer("ok"),
+    ]);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/m"],
+        "q",
+        &[("DYNAMO_BASE_URL", &mock.url), ("DYNAMO_API_KEY", key)],
+    );
+    run.assert_code(0);
+    assert_complete(&run);
+    // (The command itself holds both halves; only its output must not.)
+    let updates: String = run
+        .all("tool_execution_update")
+        .iter()
+        .map(|e| {
+            e["partialResult"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(updates, "key: [REDACTED] done\n");
+    assert_eq!(
+        run.first("tool_execution_end")["result"]["content"][0]["text"],
+        "key: [REDACTED] done"
+    );
+}
