@@ -280,7 +280,8 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         include_content: args.otel_include_content,
     };
     let identity = settings.is_active().then(|| settings.identity.clone());
-    let telemetry = crate::telemetry::configure(env, &flags, &config.session_id, identity);
+    let telemetry =
+        crate::telemetry::configure(env, &flags, &config.session_id, identity, &config.secrets);
     warnings.extend(telemetry.warnings);
     config.extensions.extend(telemetry.extension);
     if settings.is_active() {

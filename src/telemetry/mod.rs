@@ -23,6 +23,7 @@ use crate::config::Env;
 use crate::dynamo::identity::AgentIdentity;
 use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
+use crate::secrets::Secrets;
 
 #[cfg(feature = "otel")]
 mod delivery;
@@ -65,6 +66,8 @@ pub struct Settings {
     pub metrics: bool,
     pub include_content: bool,
     pub identity: Option<AgentIdentity>,
+    /// Content attributes are redacted like every other output.
+    pub secrets: Secrets,
 }
 
 pub struct Configured {
@@ -87,6 +90,7 @@ pub fn configure(
     flags: &Flags,
     session_id: &str,
     identity: Option<AgentIdentity>,
+    secrets: &Secrets,
 ) -> Configured {
     if flags.no_otel {
         let status = status(
@@ -138,6 +142,7 @@ pub fn configure(
         metrics: exporter_on("OTEL_METRICS_EXPORTER"),
         include_content: flags.include_content || truthy(env.get("WORKER_OTEL_INCLUDE_CONTENT")),
         identity,
+        secrets: secrets.clone(),
     };
     let shown_endpoint = settings
         .endpoint

@@ -60,6 +60,11 @@ pub struct Otel {
 }
 
 impl Otel {
+    /// A content attribute: redacted, then cut to the content limit.
+    fn content(&self, text: &str) -> String {
+        clip(&self.settings.secrets.redact(text))
+    }
+
     pub fn new(settings: Settings, status: ExtensionStatus) -> Result<Otel, String> {
         // The exporters' HTTP client needs the process-wide TLS provider.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -241,7 +246,7 @@ impl Extension for Otel {
                 span.set_attribute(kv);
             }
             if self.settings.include_content {
-                span.set_attribute(KeyValue::new("gen_ai.prompt", clip(info.prompt)));
+                span.set_attribute(KeyValue::new("gen_ai.prompt", self.content(info.prompt)));
             }
         }
     }
@@ -328,7 +333,10 @@ impl Extension for Otel {
             ));
         }
         if self.settings.include_content {
-            attributes.push(KeyValue::new("gen_ai.completion", clip(&message.text())));
+            attributes.push(KeyValue::new(
+                "gen_ai.completion",
+                self.content(&message.text()),
+            ));
         }
         let span = tracer
             .span_builder(format!("chat {}", state.model))
@@ -368,7 +376,7 @@ impl Extension for Otel {
         if self.settings.include_content {
             attributes.push(KeyValue::new(
                 "worker.tool.arguments",
-                clip(&call.raw_arguments),
+                self.content(&call.raw_arguments),
             ));
         }
         let span = tracer
@@ -401,7 +409,7 @@ impl Extension for Otel {
         span.set_attribute(KeyValue::new("worker.tool.is_error", ending.is_error));
         let text = ending.result.text();
         if self.settings.include_content {
-            span.set_attribute(KeyValue::new("worker.tool.result", clip(&text)));
+            span.set_attribute(KeyValue::new("worker.tool.result", self.content(&text)));
         }
         if ending.is_error {
             let first_line = text.lines().last().unwrap_or("tool error").to_string();

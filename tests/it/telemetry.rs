@@ -478,3 +478,29 @@ fn collector_headers_come_from_the_environment_and_a_refusal_is_reported() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn exported_content_is_redacted() {
+    let collector = Collector::start();
+    let (run, _mock) = run_with(
+        &collector.url,
+        &["--otel", "--otel-include-content"],
+        &[
+            ("DYNAMO_API_KEY", "says alpha"),
+            ("OPENAI_API_KEY", "the files"),
+        ],
+    );
+    run.assert_code(0);
+    let spans = collector.spans();
+    let session = named(&spans, "worker.session")[0];
+    assert_eq!(
+        string(session, "gen_ai.prompt").as_deref(),
+        Some("read [REDACTED]")
+    );
+    assert!(
+        named(&spans, "chat m")
+            .iter()
+            .any(|c| string(c, "gen_ai.completion").as_deref() == Some("a.txt [REDACTED].")),
+        "{spans:#?}"
+    );
+}
