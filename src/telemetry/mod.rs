@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn off_unless_asked_and_a_bare_endpoint_does_not_enable_it() {
         let env = MapEnv::from_pairs(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")]);
-        let configured = configure(&env, &Flags::default(), "s", None);
+        let configured = configure(&env, &Flags::default(), "s", None, &Secrets::default());
         assert!(configured.extension.is_none());
         assert!(configured.warnings.is_empty());
     }
@@ -258,7 +258,7 @@ mod tests {
             no_otel: true,
             ..Flags::default()
         };
-        let status = status_of(&configure(&env, &flags, "s", None)).unwrap();
+        let status = status_of(&configure(&env, &flags, "s", None, &Secrets::default())).unwrap();
         assert_eq!(status.status, ExtensionState::Skipped);
         assert_eq!(status.reason.as_deref(), Some("disabled-by-flag"));
     }
