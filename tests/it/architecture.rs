@@ -50,7 +50,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "telemetry",
-        &["config", "dynamo", "events", "extension", "llm", "sync"],
+        &[
+            "config",
+            "dynamo",
+            "events",
+            "extension",
+            "llm",
+            "secrets",
+            "sync",
+        ],
     ),
     (
         "cli",
