@@ -574,3 +574,103 @@ fn a_secret_a_command_prints_in_two_reads_never_reaches_stdout() {
         "key: [REDACTED] done"
     );
 }
+
+/// Alive and not a zombie.
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn no_process_a_command_started_survives_a_killed_worker() {
+    use nix::sys::signal::Signal;
+    use std::io::BufRead;
+    let cases = [
+        (
+            "sh -c 'echo $$ >> pids; exec sleep 100'; echo done",
+            vec![Signal::SIGKILL],
+        ),
+        (
+            "sh -c 'echo $$ >> pids; exec sleep 100' | cat",
+            vec![Signal::SIGKILL],
+        ),
+        (
+            "sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            vec![Signal::SIGKILL],
+        ),
+        (
+            "sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            vec![Signal::SIGHUP],
+        ),
+        (
+            "sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            vec![Signal::SIGQUIT],
+        ),
+        // The second signal exits at once, without the usual cleanup.
+        (
+            "trap '' TERM; sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            vec![Signal::SIGTERM, Signal::SIGTERM],
+        ),
+    ];
+    for (shape, signals) in cases {
+        let dir = workspace();
+        let args = json!({"command": shape}).to_string();
+        let mock = MockLlm::start(vec![call("c1", "bash", &args)]);
+        let mut child = worker_command(dir.path())
+            .args(["run", "--model", "dynamo/m"])
+            .env("DYNAMO_BASE_URL", &mock.url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"go").unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        for line in lines.by_ref() {
+            if line.unwrap().contains("\"tool_execution_start\"") {
+                break;
+            }
+        }
+        let pids = dir.path().join("pids");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let pid: i32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pids)
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+            {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{shape}: the command never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(running(pid), "{shape}");
+        let worker = nix::unistd::Pid::from_raw(child.id() as i32);
+        for signal in &signals {
+            nix::sys::signal::kill(worker, *signal).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while running(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let survived = running(pid);
+        if survived {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        assert!(
+            !survived,
+            "{shape} {signals:?}: process {pid} outlived the worker"
+        );
+    }
+}

@@ -100,20 +100,73 @@ pub async fn terminate(child: &mut Child, pgid: Pid, grace: Duration) {
 }
 
 /// Every process group the run started and that may still be alive.
+///
+/// The groups are also told to a watchdog: a small `sh` in a session of its own that reads
+/// `+PGID` / `-PGID` lines from a pipe and, when the pipe closes — the worker is gone, however
+/// it ended, SIGKILL included — kills every group still listed. So a command's background job
+/// or pipeline cannot outlive the worker. (A process that moves itself to a group of its own,
+/// with `setsid`, is beyond it.) The watchdog starts with the first command, so runs that
+/// never use bash pay nothing.
 #[derive(Clone, Default)]
 pub struct ProcessGroups {
     groups: Arc<Mutex<HashSet<i32>>>,
+    watchdog: Arc<Mutex<Option<Watchdog>>>,
+}
+
+/// Kills the listed groups once its input closes.
+const WATCHDOG_SCRIPT: &str = r#"groups=" "
+while IFS= read -r line; do
+  case $line in
+    +*) groups="$groups${line#+} " ;;
+    -*) groups=$(printf '%s' "$groups" | sed "s/ ${line#-} / /") ;;
+  esac
+done
+for g in $groups; do kill -KILL "-$g" 2>/dev/null; done"#;
+
+struct Watchdog {
+    input: std::process::ChildStdin,
+    // Kept so the handle is not dropped; the watchdog outlives the worker by design.
+    _process: std::process::Child,
+}
+
+impl Watchdog {
+    fn start() -> io::Result<Watchdog> {
+        let mut process = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(WATCHDOG_SCRIPT)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            // Its own group: a signal to the worker's group does not reach it.
+            .process_group(0)
+            .spawn()?;
+        let input = process
+            .stdin
+            .take()
+            .ok_or_else(|| io::Error::other("the watchdog has no input"))?;
+        Ok(Watchdog {
+            input,
+            _process: process,
+        })
+    }
+
+    fn tell(&mut self, line: &str) -> io::Result<()> {
+        use std::io::Write;
+        self.input.write_all(line.as_bytes())
+    }
 }
 
 impl ProcessGroups {
     pub fn add(&self, pgid: Pid) {
         self.lock().insert(pgid.as_raw());
+        self.tell(&format!("+{}\n", pgid.as_raw()));
     }
 
     /// Forgets the group if nothing in it is alive any more.
     pub fn forget_if_gone(&self, pgid: Pid) {
         if killpg(pgid, None).is_err() {
             self.lock().remove(&pgid.as_raw());
+            self.tell(&format!("-{}\n", pgid.as_raw()));
         }
     }
 
@@ -121,6 +174,20 @@ impl ProcessGroups {
     pub fn kill_all(&self) {
         for pgid in self.lock().drain() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            self.tell(&format!("-{pgid}\n"));
+        }
+    }
+
+    /// Best effort: without a watchdog the groups are still killed when the run ends normally.
+    fn tell(&self, line: &str) {
+        let mut watchdog = self.watchdog.lock_or_recover();
+        if watchdog.is_none() {
+            *watchdog = Watchdog::start().ok();
+        }
+        if let Some(dog) = watchdog.as_mut()
+            && dog.tell(line).is_err()
+        {
+            *watchdog = None;
         }
     }
 
