@@ -118,7 +118,7 @@ const WATCHDOG_SCRIPT: &str = r#"groups=" "
 while IFS= read -r line; do
   case $line in
     +*) groups="$groups${line#+} " ;;
-    -*) groups=$(printf '%s' "$groups" | sed "s/ ${line#-} / /") ;;
+    -*) g=" ${line#-} "; case $groups in *"$g"*) groups="${groups%%"$g"*} ${groups#*"$g"}" ;; esac ;;
   esac
 done
 for g in $groups; do kill -KILL "-$g" 2>/dev/null; done"#;
