@@ -1,0 +1,130 @@
+//! `cargo bench --bench fleet`: many `worker run` processes at once against one mock server,
+//! as an orchestrator running a fleet would. Reports the completion rate, the p50 and p99
+//! wall time per run and the total of the runs' peak RSS, beside the same fleet of
+//! `/bin/true` measured in the same process (the cost of spawning that many processes on this
+//! machine right now).
+//!
+//! `BENCH_FLEET` sets how many run at once (default 200).
+
+// A benchmark stops on any failure; unwrapping is how it says so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/it/support/mock_llm.rs"]
+mod mock_llm;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mock_llm::*;
+
+struct Outcome {
+    wall: Duration,
+    max_rss_kib: i64,
+    code: i32,
+}
+
+/// Spawns, feeds stdin, and reaps with wait4 (which reports the peak RSS).
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
+fn run_one(mut cmd: Command, stdin: &'static [u8]) -> Outcome {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin);
+    }
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: plain FFI; `rusage` is a zeroed POD the kernel fills, and `pid` is our child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    Outcome {
+        wall: started.elapsed(),
+        max_rss_kib: usage.ru_maxrss,
+        code,
+    }
+}
+
+/// Starts `size` commands at once and waits for all of them.
+fn fleet(
+    size: usize,
+    make: impl Fn() -> Command,
+    stdin: &'static [u8],
+) -> (Vec<Outcome>, Duration) {
+    let started = Instant::now();
+    let handles: Vec<_> = (0..size)
+        .map(|_| {
+            let cmd = make();
+            std::thread::spawn(move || run_one(cmd, stdin))
+        })
+        .collect();
+    let outcomes = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    (outcomes, started.elapsed())
+}
+
+fn percentile(outcomes: &[Outcome], p: f64) -> f64 {
+    let mut walls: Vec<f64> = outcomes
+        .iter()
+        .map(|o| o.wall.as_secs_f64() * 1000.0)
+        .collect();
+    walls.sort_by(f64::total_cmp);
+    let index = ((walls.len() as f64 - 1.0) * p).round() as usize;
+    walls[index]
+}
+
+fn main() {
+    let size: usize = std::env::var("BENCH_FLEET")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let worker = env!("CARGO_BIN_EXE_worker");
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let mock = MockLlm::start_cycling(vec![answer("Done.")]);
+    let url = mock.url.clone();
+    let dir = workspace.path().to_path_buf();
+    let task = || {
+        let mut cmd = Command::new(worker);
+        cmd.args(["run", "--model", "dynamo/mock-model", "--no-context-files"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DYNAMO_BASE_URL", &url)
+            .current_dir(&dir);
+        cmd
+    };
+
+    let (baseline, baseline_total) = fleet(size, || Command::new("/bin/true"), b"");
+    let (runs, total) = fleet(size, task, b"Answer in one word.");
+    let completed = runs.iter().filter(|o| o.code == 0).count();
+    let rss_mib: f64 = runs.iter().map(|o| o.max_rss_kib as f64 / 1024.0).sum();
+    let p50 = percentile(&runs, 0.5);
+    let p99 = percentile(&runs, 0.99);
+    let base50 = percentile(&baseline, 0.5);
+    println!("fleet benchmark: {size} concurrent runs against one mock (baseline = /bin/true)");
+    println!(
+        "  completed                        {completed}/{size} ({:.1}%)",
+        100.0 * completed as f64 / size as f64
+    );
+    println!(
+        "  wall per run, p50                {p50:>8.1} ms   ({:.1}x /bin/true's p50 {base50:.1} ms)",
+        p50 / base50
+    );
+    println!("  wall per run, p99                {p99:>8.1} ms");
+    println!(
+        "  whole fleet                      {:>8.1} ms   (/bin/true fleet {:.1} ms)",
+        total.as_secs_f64() * 1000.0,
+        baseline_total.as_secs_f64() * 1000.0
+    );
+    println!(
+        "  total peak RSS                   {rss_mib:>8.1} MiB ({:.1} MiB a run)",
+        rss_mib / size as f64
+    );
+    assert_eq!(completed, size, "every run of the fleet must complete");
+}
