@@ -66,15 +66,40 @@ impl Secrets {
         out
     }
 
-    /// The longest suffix of `text` that is the start of some secret (where a secret split
-    /// across two pieces of a stream would begin), as a byte offset into `text`.
-    fn open_secret_at(&self, text: &str) -> Option<usize> {
+    /// Bytes with every secret replaced; for output that need not be UTF-8 (a command's).
+    pub fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let values = self.values.read_or_recover();
+        let mut out = Cow::Borrowed(bytes);
+        for secret in values.iter() {
+            let finder = memchr::memmem::Finder::new(secret.as_bytes());
+            if finder.find(&out).is_none() {
+                continue;
+            }
+            let mut replaced = Vec::with_capacity(out.len());
+            let mut rest: &[u8] = &out;
+            while let Some(at) = finder.find(rest) {
+                replaced.extend_from_slice(&rest[..at]);
+                replaced.extend_from_slice(REDACTED.as_bytes());
+                rest = &rest[at + secret.len()..];
+            }
+            replaced.extend_from_slice(rest);
+            out = Cow::Owned(replaced);
+        }
+        out
+    }
+
+    /// Where the longest suffix of `bytes` that is the start of some secret begins (where a
+    /// secret split across two pieces of a stream would start). Secrets are UTF-8, so in a
+    /// UTF-8 text this is always a character boundary.
+    fn open_secret_at(&self, bytes: &[u8]) -> Option<usize> {
         let values = self.values.read_or_recover();
         let longest = values.first().map_or(0, String::len);
-        let earliest = text.len().saturating_sub(longest.saturating_sub(1));
-        (earliest..text.len())
-            .filter(|i| text.is_char_boundary(*i))
-            .find(|i| values.iter().any(|secret| secret.starts_with(&text[*i..])))
+        let earliest = bytes.len().saturating_sub(longest.saturating_sub(1));
+        (earliest..bytes.len()).find(|i| {
+            values
+                .iter()
+                .any(|secret| secret.as_bytes().starts_with(&bytes[*i..]))
+        })
     }
 
     /// Redacts every string inside a JSON value.
@@ -92,33 +117,49 @@ impl Secrets {
     }
 }
 
-/// Redacts a text that arrives in pieces (streamed deltas, command output): a secret split
+/// Redacts a stream that arrives in pieces (streamed deltas, command output): a secret split
 /// across two pieces is still replaced, because a piece's end that could begin a secret is held
 /// back (at most the longest secret's length minus one) until the next piece or [`flush`].
 ///
 /// [`flush`]: StreamRedactor::flush
 #[derive(Debug, Default)]
 pub struct StreamRedactor {
-    held: String,
+    held: Vec<u8>,
 }
 
 impl StreamRedactor {
     /// The part of `held + piece` that is safe to show now, redacted.
     pub fn push(&mut self, secrets: &Secrets, piece: &str) -> String {
-        self.held.push_str(piece);
-        let mut text = secrets.redact(&self.held).into_owned();
-        self.held = match secrets.open_secret_at(&text) {
-            Some(cut) => text.split_off(cut),
-            None => String::new(),
-        };
-        text
+        text(self.push_bytes(secrets, piece.as_bytes()))
     }
 
     /// Whatever was held back (the stream ended: it is not a secret).
     pub fn flush(&mut self, secrets: &Secrets) -> String {
-        let held = std::mem::take(&mut self.held);
-        secrets.redact(&held).into_owned()
+        text(self.flush_bytes(secrets))
     }
+
+    /// [`push`](Self::push) for bytes that need not be UTF-8.
+    pub fn push_bytes(&mut self, secrets: &Secrets, piece: &[u8]) -> Vec<u8> {
+        self.held.extend_from_slice(piece);
+        let mut shown = secrets.redact_bytes(&self.held).into_owned();
+        self.held = match secrets.open_secret_at(&shown) {
+            Some(cut) => shown.split_off(cut),
+            None => Vec::new(),
+        };
+        shown
+    }
+
+    pub fn flush_bytes(&mut self, secrets: &Secrets) -> Vec<u8> {
+        let held = std::mem::take(&mut self.held);
+        secrets.redact_bytes(&held).into_owned()
+    }
+}
+
+/// Redacting UTF-8 replaces whole UTF-8 sequences with ASCII, and holding back cuts only at
+/// the start of a secret, so the pieces of a `str` stay UTF-8.
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
 }
 
 #[cfg(test)]

@@ -179,6 +179,7 @@ impl Session {
                     .flat_map(|e| e.child_env())
                     .collect(),
                 budget_end: config.limits.timeout.map(|t| config.budget_start + t),
+                secrets: config.secrets.clone(),
                 ..BashSettings::default()
             },
         };

@@ -89,6 +89,8 @@ pub struct BashSettings {
     /// When the run's `--timeout` runs out. Stopping a command (its SIGTERM grace, draining its
     /// output) must fit before it: the budget is a promise.
     pub budget_end: Option<std::time::Instant>,
+    /// Redacted from what commands write to spill files, as from everything else.
+    pub secrets: crate::secrets::Secrets,
 }
 
 impl BashSettings {
@@ -105,6 +107,7 @@ impl Default for BashSettings {
             max_timeout: BashSettings::MAX_TIMEOUT,
             env: Vec::new(),
             budget_end: None,
+            secrets: crate::secrets::Secrets::default(),
         }
     }
 }

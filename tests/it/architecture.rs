@@ -12,7 +12,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("text", &[]),
     ("secrets", &["sync"]),
     ("events", &["secrets", "sync"]),
-    ("tools", &["events", "sync", "text"]),
+    ("tools", &["events", "secrets", "sync", "text"]),
     ("llm", &["events", "secrets", "sync", "text"]),
     ("control", &["exit"]),
     ("extension", &["events", "llm", "tools"]),

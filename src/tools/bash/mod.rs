@@ -102,7 +102,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
     } = spawned;
     ctx.processes.add(pgid);
 
-    let mut output = Output::new();
+    let mut output = Output::new(ctx.bash.secrets.clone());
     let mut buf = vec![0u8; 64 * 1024];
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);

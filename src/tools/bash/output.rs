@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use crate::secrets::{Secrets, StreamRedactor};
 use crate::tools::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_tail};
 
 /// Bytes of tail kept after spilling: twice what is shown, so the shown part starts on a
@@ -31,12 +32,15 @@ pub struct Output {
     /// Bytes written to the spill file (at most [`SPILL_HEAD`] until `finish`).
     spilled: u64,
     spill_error: Option<String>,
+    /// The spill file is redacted as it is written, across writes.
+    secrets: Secrets,
+    redactor: StreamRedactor,
     /// Output not yet sent as a progress update.
     pending: Vec<u8>,
 }
 
 impl Output {
-    pub fn new() -> Self {
+    pub fn new(secrets: Secrets) -> Self {
         Output {
             buffer: Vec::with_capacity(8 * 1024),
             total_bytes: 0,
@@ -45,6 +49,8 @@ impl Output {
             spill: None,
             spilled: 0,
             spill_error: None,
+            secrets,
+            redactor: StreamRedactor::default(),
             pending: Vec::new(),
         }
     }
@@ -97,12 +103,19 @@ impl Output {
         }
     }
 
+    /// Writes output bytes (redacted; what is held back comes with the next write or the
+    /// close) and counts them against the head budget.
     fn write_spill(&mut self, bytes: &[u8]) {
+        let shown = self.redactor.push_bytes(&self.secrets, bytes);
+        self.write_file(&shown, bytes.len() as u64);
+    }
+
+    fn write_file(&mut self, bytes: &[u8], counted: u64) {
         let Some((file, path)) = &mut self.spill else {
             return;
         };
         match file.write_all(bytes) {
-            Ok(()) => self.spilled += bytes.len() as u64,
+            Ok(()) => self.spilled += counted,
             Err(err) => {
                 self.spill_error = Some(err.to_string());
                 // A partial file the result will not point to is not left behind.
@@ -123,10 +136,14 @@ impl Output {
             let missing = (self.spilled - tail_start) as usize;
             self.write_spill(&tail[missing.min(tail.len())..]);
         } else {
+            let held = self.redactor.flush_bytes(&self.secrets);
+            self.write_file(&held, 0);
             let note = format!("\n[... {omitted} bytes of output not kept ...]\n");
-            self.write_spill(note.as_bytes());
+            self.write_file(note.as_bytes(), 0);
             self.write_spill(&tail);
         }
+        let held = self.redactor.flush_bytes(&self.secrets);
+        self.write_file(&held, 0);
         self.buffer = tail;
         if let Some((file, _)) = &mut self.spill {
             let _ = file.flush();
@@ -233,7 +250,7 @@ mod tests {
 
     #[test]
     fn small_output_is_returned_whole() {
-        let mut out = Output::new();
+        let mut out = Output::new(Secrets::default());
         out.push(b"a\n");
         out.push(b"b\n");
         assert_eq!(out.finish().0, "a\nb");
@@ -241,12 +258,12 @@ mod tests {
 
     #[test]
     fn empty_output_says_so() {
-        assert_eq!(Output::new().finish().0, "(no output)");
+        assert_eq!(Output::new(Secrets::default()).finish().0, "(no output)");
     }
 
     #[test]
     fn long_output_keeps_the_tail_and_spills_everything() {
-        let mut out = Output::new();
+        let mut out = Output::new(Secrets::default());
         for i in 1..=5000 {
             out.push(format!("line {i}\n").as_bytes());
         }
@@ -264,7 +281,7 @@ mod tests {
 
     #[test]
     fn memory_stays_bounded_for_huge_output() {
-        let mut out = Output::new();
+        let mut out = Output::new(Secrets::default());
         let chunk = vec![b'z'; 64 * 1024];
         for _ in 0..200 {
             out.push(&chunk);
@@ -284,7 +301,7 @@ mod tests {
 
     #[test]
     fn the_spill_file_keeps_the_head_and_the_tail_of_endless_output() {
-        let mut out = Output::new();
+        let mut out = Output::new(Secrets::default());
         let chunk: Vec<u8> = b"y\n".repeat(32 * 1024);
         let rounds = (3 * SPILL_HEAD as usize) / chunk.len();
         for _ in 0..rounds {
@@ -312,8 +329,24 @@ mod tests {
     }
 
     #[test]
+    fn the_spill_file_is_redacted_even_across_writes() {
+        let secrets = Secrets::from_values(["sk-spill-secret-99".to_string()]);
+        let mut out = Output::new(secrets);
+        out.push(&vec![b'x'; 60 * 1024]);
+        out.push(b"\nkey sk-spill-");
+        out.push(b"secret-99 end\n");
+        out.push(b"again sk-spill-secret-99\n");
+        let (_, details) = out.finish();
+        let path = details["fullOutputPath"].as_str().unwrap().to_string();
+        let file = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(!file.contains("sk-spill"), "{}", &file[file.len() - 80..]);
+        assert!(file.ends_with("\nkey [REDACTED] end\nagain [REDACTED]\n"));
+    }
+
+    #[test]
     fn pending_updates_never_split_a_character() {
-        let mut out = Output::new();
+        let mut out = Output::new(Secrets::default());
         let bytes = "é".as_bytes();
         out.push(&bytes[..1]);
         assert_eq!(out.take_pending(), None);
