@@ -115,9 +115,13 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_CONNECT_TIMEOUT", default_value_t = FlagDuration(defaults::CONNECT_TIMEOUT), value_name = "DURATION")]
     pub connect_timeout: FlagDuration,
 
-    /// Longest a bash call may run (bash calls default to 120s; the model may ask for more,
-    /// up to this).
-    #[arg(long, env = "WORKER_BASH_TIMEOUT", default_value_t = FlagDuration(defaults::BASH_TIMEOUT_MAX), value_name = "DURATION")]
+    #[arg(
+        long,
+        env = "WORKER_BASH_TIMEOUT",
+        default_value_t = FlagDuration(defaults::BASH_TIMEOUT_MAX),
+        value_name = "DURATION",
+        help = bash_timeout_help()
+    )]
     pub bash_timeout: FlagDuration,
 
     /// Replace the built-in system prompt (text, or @file).
@@ -184,6 +188,14 @@ pub struct RunArgs {
 
     /// Prompt text; stdin, if any, is appended inside <stdin> tags.
     pub prompt: Option<String>,
+}
+
+/// The help of `--bash-timeout`, naming the per-call default from its constant.
+fn bash_timeout_help() -> String {
+    format!(
+        "Longest a bash call may run (bash calls default to {}; the model may ask for more, up to this)",
+        FlagDuration(crate::tools::BashSettings::DEFAULT_TIMEOUT)
+    )
 }
 
 /// Variables whose values must never be written to a recording.
