@@ -11,46 +11,19 @@
 
 #[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
+#[path = "support/wait.rs"]
+mod wait;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mock_llm::*;
+use wait::{Sample, measure};
 
+/// A run's sample and exit code.
 struct Outcome {
-    wall: Duration,
-    max_rss_kib: i64,
+    sample: Sample,
     code: i32,
-}
-
-/// Spawns, feeds stdin, and reaps with wait4 (which reports the peak RSS).
-#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
-fn run_one(mut cmd: Command, stdin: &'static [u8]) -> Outcome {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    if let Some(mut input) = child.stdin.take() {
-        let _ = input.write_all(stdin);
-    }
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: plain FFI; `rusage` is a zeroed POD the kernel fills, and `pid` is our child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4 failed");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    Outcome {
-        wall: started.elapsed(),
-        max_rss_kib: usage.ru_maxrss,
-        code,
-    }
 }
 
 /// Starts `size` commands at once and waits for all of them.
@@ -63,7 +36,10 @@ fn fleet(
     let handles: Vec<_> = (0..size)
         .map(|_| {
             let cmd = make();
-            std::thread::spawn(move || run_one(cmd, stdin))
+            std::thread::spawn(move || {
+                let (sample, code, _) = measure(cmd, stdin);
+                Outcome { sample, code }
+            })
         })
         .collect();
     let outcomes = handles.into_iter().map(|h| h.join().unwrap()).collect();
@@ -73,7 +49,7 @@ fn fleet(
 fn percentile(outcomes: &[Outcome], p: f64) -> f64 {
     let mut walls: Vec<f64> = outcomes
         .iter()
-        .map(|o| o.wall.as_secs_f64() * 1000.0)
+        .map(|o| o.sample.wall.as_secs_f64() * 1000.0)
         .collect();
     walls.sort_by(f64::total_cmp);
     let index = ((walls.len() as f64 - 1.0) * p).round() as usize;
@@ -103,7 +79,10 @@ fn main() {
     let (baseline, baseline_total) = fleet(size, || Command::new("/bin/true"), b"");
     let (runs, total) = fleet(size, task, b"Answer in one word.");
     let completed = runs.iter().filter(|o| o.code == 0).count();
-    let rss_mib: f64 = runs.iter().map(|o| o.max_rss_kib as f64 / 1024.0).sum();
+    let rss_mib: f64 = runs
+        .iter()
+        .map(|o| o.sample.max_rss_kib as f64 / 1024.0)
+        .sum();
     let p50 = percentile(&runs, 0.5);
     let p99 = percentile(&runs, 0.99);
     let base50 = percentile(&baseline, 0.5);

@@ -17,50 +17,14 @@
 
 #[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
+#[path = "support/wait.rs"]
+mod wait;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use mock_llm::*;
-
-struct Sample {
-    wall: Duration,
-    max_rss_kib: i64,
-}
-
-/// Spawns and waits with wait4, which also reports the child's peak RSS.
-#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
-fn measure(mut cmd: Command, stdin: &[u8]) -> (Sample, i32, Instant) {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    if let Some(mut input) = child.stdin.take() {
-        let _ = input.write_all(stdin);
-    }
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: plain FFI; `rusage` is a zeroed POD the kernel fills, and `pid` is our child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let wall = started.elapsed();
-    assert_eq!(waited, pid, "wait4 failed");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (
-        Sample {
-            wall,
-            max_rss_kib: usage.ru_maxrss,
-        },
-        code,
-        started,
-    )
-}
+use wait::{Sample, measure};
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(|a, b| a.total_cmp(b));

@@ -11,7 +11,11 @@ use serde_json::Value;
 
 /// The binary under test, with a clean environment (nothing leaks in from the host shell).
 pub fn worker_command(cwd: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_worker"));
+    clean(Command::new(env!("CARGO_BIN_EXE_worker")), cwd)
+}
+
+/// `cmd` with only PATH, HOME (the test's directory) and LANG set, running in `cwd`.
+fn clean(mut cmd: Command, cwd: &Path) -> Command {
     cmd.env_clear()
         .env(
             "PATH",
@@ -129,16 +133,8 @@ pub fn run_worker_measured(
     env: &[(&str, &str)],
 ) -> (Run, u64) {
     let report = tempfile::NamedTempFile::new().expect("temp file");
-    let mut cmd = Command::new("/usr/bin/time");
-    cmd.env_clear()
-        .env(
-            "PATH",
-            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
-        )
-        .env("HOME", cwd)
-        .env("LANG", "C.UTF-8")
-        .current_dir(cwd)
-        .args(["-f", "%M", "-o"])
+    let mut cmd = clean(Command::new("/usr/bin/time"), cwd);
+    cmd.args(["-f", "%M", "-o"])
         .arg(report.path())
         .arg(env!("CARGO_BIN_EXE_worker"))
         .arg("run")
