@@ -106,9 +106,15 @@ pub struct Shared {
 
 /// Every GitHub tool, sharing one client (profiles decide which are offered, in their order).
 pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn Tool>> {
+    registry(shared).tools
+}
+
+fn registry(shared: &Arc<Shared>) -> Registry {
     let mut registry = Registry {
         shared: shared.clone(),
         tools: Vec::with_capacity(TOOL_NAMES.len()),
+        #[cfg(test)]
+        parsers: Vec::new(),
     };
     gitops::register(&mut registry);
     repos::register(&mut registry);
@@ -116,13 +122,16 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn Tool>> {
     pulls::register(&mut registry);
     search::register(&mut registry);
     write::register(&mut registry);
-    registry.tools
+    registry
 }
 
 /// Collects tool definitions; the files below add theirs.
 pub struct Registry {
     shared: Arc<Shared>,
     tools: Vec<Arc<dyn Tool>>,
+    /// Each tool's argument parsing alone, for the property tests.
+    #[cfg(test)]
+    parsers: Vec<(&'static str, fn(&Value))>,
 }
 
 impl Registry {
@@ -163,6 +172,10 @@ impl Registry {
             spec,
             handler,
             shared: self.shared.clone(),
+        }));
+        #[cfg(test)]
+        self.parsers.push((name, |args| {
+            let _ = crate::tools::parse_args::<A>("t", args, |field| field.to_string());
         }));
     }
 }
@@ -336,5 +349,63 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| json!(n)),
+                any::<f64>().prop_map(|n| json!(n)),
+                "\\PC{0,10}".prop_map(Value::String),
+                "[0-9]{1,22}".prop_map(Value::String),
+            ];
+            leaf.prop_recursive(2, 12, 3, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                    proptest::collection::btree_map("[a-z_]{1,8}", inner, 0..3)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+
+            /// Every GitHub tool's arguments, built from its own parameter names with arbitrary
+            /// values, parse or are rejected; none panics.
+            #[test]
+            fn github_tool_arguments_never_panic(
+                values in proptest::collection::vec(json_value(), 8),
+                picks in proptest::collection::vec(any::<proptest::sample::Index>(), 8),
+            ) {
+                let gh = GitHub::new(
+                    "http://127.0.0.1:9",
+                    crate::github::auth::Credentials::Token("t".into()),
+                    std::time::Duration::from_millis(1),
+                    crate::secrets::Secrets::default(),
+                );
+                let git = GitSettings {
+                    server_url: "http://127.0.0.1:9".into(),
+                    credentials: PathBuf::from("/nonexistent"),
+                };
+                let registry = registry(&Arc::new(Shared { gh, git }));
+                for (tool, (name, parse)) in registry.tools.iter().zip(&registry.parsers) {
+                    prop_assert_eq!(tool.name(), *name);
+                    let schema = tool.parameters();
+                    let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+                    let args: serde_json::Map<String, Value> = picks
+                        .iter()
+                        .zip(&values)
+                        .map(|(pick, value)| (pick.get(&names).to_string(), value.clone()))
+                        .collect();
+                    parse(&Value::Object(args));
+                }
+            }
+        }
     }
 }
