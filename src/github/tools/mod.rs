@@ -131,8 +131,12 @@ pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     /// Each tool's argument parsing alone, for the property tests.
     #[cfg(test)]
-    parsers: Vec<(&'static str, fn(&Value))>,
+    parsers: Vec<(&'static str, ParseOnly)>,
 }
+
+/// A tool's argument parsing alone (for the property tests).
+#[cfg(test)]
+type ParseOnly = fn(&Value);
 
 impl Registry {
     /// A tool that only reads.
