@@ -232,6 +232,39 @@ pub(crate) mod testing {
     use super::*;
     use std::sync::Mutex;
 
+    /// Arbitrary JSON for property tests: scalars (numbers also as digit strings), and
+    /// arrays and objects of them, with keys tools use among random ones.
+    pub fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        use serde_json::json;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|n| json!(n)),
+            "\\PC{0,12}".prop_map(Value::String),
+            "[0-9]{1,25}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("oldText".to_string()),
+                        Just("newText".to_string()),
+                        Just("op".to_string()),
+                        Just("pos".to_string()),
+                        Just("lines".to_string()),
+                        "[a-z]{1,6}"
+                    ],
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
     pub struct Harness {
         pub dir: tempfile::TempDir,
         pub updates: Arc<Mutex<Vec<ToolResult>>>,
@@ -359,36 +392,9 @@ mod props {
     use super::*;
     use proptest::prelude::*;
     use serde::de::DeserializeOwned;
-    use serde_json::{Map, json};
+    use serde_json::Map;
 
-    fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(|n| json!(n)),
-            any::<f64>().prop_map(|n| json!(n)),
-            "\\PC{0,12}".prop_map(Value::String),
-            "[0-9]{1,25}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                proptest::collection::btree_map(
-                    prop_oneof![
-                        Just("oldText".to_string()),
-                        Just("newText".to_string()),
-                        Just("op".to_string()),
-                        Just("pos".to_string()),
-                        Just("lines".to_string()),
-                        "[a-z]{1,6}"
-                    ],
-                    inner,
-                    0..4
-                )
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
-    }
+    use super::testing::json_value;
 
     /// An object using the tool's own parameter names, with arbitrary values.
     fn arguments(tool: &dyn Tool) -> impl Strategy<Value = Value> + use<> {

@@ -357,25 +357,8 @@ mod tests {
 
     mod props {
         use super::*;
+        use crate::tools::testing::json_value;
         use proptest::prelude::*;
-
-        fn json_value() -> impl Strategy<Value = Value> {
-            let leaf = prop_oneof![
-                Just(Value::Null),
-                any::<bool>().prop_map(Value::Bool),
-                any::<i64>().prop_map(|n| json!(n)),
-                any::<f64>().prop_map(|n| json!(n)),
-                "\\PC{0,10}".prop_map(Value::String),
-                "[0-9]{1,22}".prop_map(Value::String),
-            ];
-            leaf.prop_recursive(2, 12, 3, |inner| {
-                prop_oneof![
-                    proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
-                    proptest::collection::btree_map("[a-z_]{1,8}", inner, 0..3)
-                        .prop_map(|m| Value::Object(m.into_iter().collect())),
-                ]
-            })
-        }
 
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(300))]
