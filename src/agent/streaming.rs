@@ -54,63 +54,25 @@ impl<'e> StreamingMessage<'e> {
             AssistantMessageEvent::TextDelta {
                 content_index,
                 delta,
-            } => {
-                let shown = self.redact(content_index, delta);
-                if !shown.is_empty() {
-                    self.emit(&AssistantMessageEvent::TextDelta {
-                        content_index,
-                        delta: &shown,
-                    });
-                }
             }
-            AssistantMessageEvent::ThinkingDelta {
+            | AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            }
+            | AssistantMessageEvent::ToolcallDelta {
                 content_index,
                 delta,
             } => {
                 let shown = self.redact(content_index, delta);
                 if !shown.is_empty() {
-                    self.emit(&AssistantMessageEvent::ThinkingDelta {
-                        content_index,
-                        delta: &shown,
-                    });
+                    self.emit(&delta_like(event, content_index, &shown));
                 }
             }
-            AssistantMessageEvent::ToolcallDelta {
-                content_index,
-                delta,
-            } => {
-                let shown = self.redact(content_index, delta);
-                if !shown.is_empty() {
-                    self.emit(&AssistantMessageEvent::ToolcallDelta {
-                        content_index,
-                        delta: &shown,
-                    });
-                }
-            }
-            AssistantMessageEvent::TextEnd { content_index, .. } => {
+            AssistantMessageEvent::TextEnd { content_index, .. }
+            | AssistantMessageEvent::ThinkingEnd { content_index, .. }
+            | AssistantMessageEvent::ToolcallEnd { content_index, .. } => {
                 if let Some(rest) = self.release(content_index) {
-                    self.emit(&AssistantMessageEvent::TextDelta {
-                        content_index,
-                        delta: &rest,
-                    });
-                }
-                self.emit(event);
-            }
-            AssistantMessageEvent::ThinkingEnd { content_index, .. } => {
-                if let Some(rest) = self.release(content_index) {
-                    self.emit(&AssistantMessageEvent::ThinkingDelta {
-                        content_index,
-                        delta: &rest,
-                    });
-                }
-                self.emit(event);
-            }
-            AssistantMessageEvent::ToolcallEnd { content_index, .. } => {
-                if let Some(rest) = self.release(content_index) {
-                    self.emit(&AssistantMessageEvent::ToolcallDelta {
-                        content_index,
-                        delta: &rest,
-                    });
+                    self.emit(&delta_like(event, content_index, &rest));
                 }
                 self.emit(event);
             }
@@ -177,6 +139,32 @@ impl<'e> StreamingMessage<'e> {
                 message: &Message::Assistant(self.pending.clone()),
             });
         }
+    }
+}
+
+/// A delta of the same kind of block as `event` (a delta or an end).
+fn delta_like<'a>(
+    event: &AssistantMessageEvent<'_>,
+    content_index: usize,
+    delta: &'a str,
+) -> AssistantMessageEvent<'a> {
+    match event {
+        AssistantMessageEvent::TextDelta { .. } | AssistantMessageEvent::TextEnd { .. } => {
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            }
+        }
+        AssistantMessageEvent::ThinkingDelta { .. } | AssistantMessageEvent::ThinkingEnd { .. } => {
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            }
+        }
+        _ => AssistantMessageEvent::ToolcallDelta {
+            content_index,
+            delta,
+        },
     }
 }
 
