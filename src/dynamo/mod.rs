@@ -21,6 +21,7 @@ use serde_json::json;
 
 pub mod decorate;
 pub mod identity;
+mod outbound;
 pub mod perfetto;
 pub mod protocol;
 pub mod records;
@@ -366,6 +367,7 @@ impl Extension for DynamoBridge {
                     .map_or(0, |d| d.sent.load(Ordering::SeqCst)),
                 tool_events_sent: counts.map_or(0, |c| c.sent),
                 tool_events_dropped: counts.map_or(0, |c| c.dropped),
+                tool_events_unconfirmed: counts.map_or(0, |c| c.unconfirmed),
                 tool_events_error: self.relay_error.lock_or_recover().clone(),
                 trace_file_error: self.trace.as_ref().and_then(TraceFile::error),
             })]

@@ -8,12 +8,16 @@
 //!
 //! zmq.rs's PUSH does not reconnect and its `connect` waits for a peer, so the task connects
 //! with a short timeout, retries at most twice a second, bounds every send, and starts over
-//! after a failed send. At the end, [`Relay::close`] drains the queue for at most a short
-//! linger, and only when a peer is connected: with nobody listening there is nothing to wait
-//! for. zmq.rs writes to the wire from its own task after `send` returns, so the last
-//! message gets a brief moment to leave, counted from when it was sent: at the end of a real
-//! run, that moment has long passed.
+//! after a failed send.
+//!
+//! Every event ends up in exactly one count. `sent`: the kernel took its bytes, so it
+//! reaches the peer even if this process exits now ([`outbound`] reads the kernel's count).
+//! `unconfirmed`: handed to zmq.rs, whose own queue dies with the process or a torn-down
+//! connection, and not seen to leave before that. `dropped`: never handed over. At the end,
+//! [`Relay::close`] waits at most a short linger for the queue to drain and the kernel to take
+//! it, and only when a peer is connected: with nobody listening there is nothing to wait for.
 
+use std::collections::VecDeque;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,15 +26,16 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use zeromq::{PushSocket, Socket, SocketOptions, SocketSend, ZmqMessage};
+use zeromq::{Endpoint, Host, PushSocket, Socket, SocketOptions, SocketSend, ZmqMessage};
 
+use super::outbound::{Peer, SocketProbe};
 use crate::sync::LockExt;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
 const RECONNECT_INTERVAL: Duration = Duration::from_millis(500);
 const SEND_TIMEOUT: Duration = Duration::from_millis(500);
-/// Time zmq.rs's writer gets to put the last message on the wire, from when it was sent.
-const WIRE_FLUSH: Duration = Duration::from_millis(2);
+/// How often the end of a run asks the kernel whether the last bytes have left.
+const CONFIRM_POLL: Duration = Duration::from_millis(1);
 
 /// A record and its sequence number, on its way to the socket.
 type Queued = (u64, Vec<u8>);
@@ -40,6 +45,9 @@ struct Counters {
     queued: AtomicU64,
     sent: AtomicU64,
     dropped: AtomicU64,
+    unconfirmed: AtomicU64,
+    /// Handed to the current connection, not yet confirmed.
+    in_flight: AtomicU64,
     /// A peer is connected right now.
     connected: AtomicBool,
 }
@@ -56,25 +64,24 @@ pub struct Relay {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RelayCounts {
+    /// Taken by the kernel: delivered unless the peer itself goes away.
     pub sent: u64,
+    /// Never handed to the socket (full queue, no peer, failed send).
     pub dropped: u64,
+    /// Handed to the socket library but not seen to leave the process.
+    pub unconfirmed: u64,
 }
 
 impl Relay {
     /// Checks the endpoint and starts the sender task (call inside the runtime). An endpoint
     /// zmq cannot parse is an error for the caller to report as a warning.
     pub fn start(endpoint: &str, topic: &str, capacity: usize) -> Result<Relay, String> {
-        let parsed = zeromq::Endpoint::from_str(endpoint)
+        let parsed = Endpoint::from_str(endpoint)
             .map_err(|err| format!("invalid ZeroMQ endpoint '{endpoint}': {err}"))?;
         let capacity = capacity.max(1);
         let (tx, rx) = mpsc::channel(capacity);
         let counters = Arc::new(Counters::default());
-        let task = tokio::spawn(send_loop(
-            parsed.to_string(),
-            topic.to_string(),
-            rx,
-            counters.clone(),
-        ));
+        let task = tokio::spawn(send_loop(parsed, topic.to_string(), rx, counters.clone()));
         Ok(Relay {
             endpoint: endpoint.to_string(),
             topic: topic.to_string(),
@@ -116,11 +123,12 @@ impl Relay {
         RelayCounts {
             sent: self.counters.sent.load(Ordering::SeqCst),
             dropped: self.counters.dropped.load(Ordering::SeqCst),
+            unconfirmed: self.counters.unconfirmed.load(Ordering::SeqCst),
         }
     }
 
-    /// Stops accepting events and lets the queue drain for at most `linger`; whatever is
-    /// still queued then is dropped (and counted).
+    /// Stops accepting events and lets the queue drain, and the kernel take it, for at most
+    /// `linger`. What is still queued then is dropped; what zmq.rs still holds is unconfirmed.
     pub async fn close(&self, linger: Duration) -> RelayCounts {
         drop(self.sender.lock_or_recover().take());
         let task = self.task.lock_or_recover().take();
@@ -128,42 +136,83 @@ impl Relay {
             let connected = self.counters.connected.load(Ordering::SeqCst);
             if !connected || tokio::time::timeout(linger, &mut task).await.is_err() {
                 task.abort();
+                // Let the abort land, so nothing moves between the counters below.
+                let _ = task.await;
             }
         }
         let c = &self.counters;
-        let accounted = c.sent.load(Ordering::SeqCst) + c.dropped.load(Ordering::SeqCst);
-        let total = c.queued.load(Ordering::SeqCst) + self.dropped_at_publish();
+        c.unconfirmed
+            .fetch_add(c.in_flight.swap(0, Ordering::SeqCst), Ordering::SeqCst);
+        let accounted = c.sent.load(Ordering::SeqCst)
+            + c.dropped.load(Ordering::SeqCst)
+            + c.unconfirmed.load(Ordering::SeqCst);
+        let total = self.sequence.load(Ordering::SeqCst);
         if total > accounted {
             c.dropped.fetch_add(total - accounted, Ordering::SeqCst);
         }
         self.counts()
     }
+}
 
-    /// Drops that never entered the queue (full, or published after close).
-    fn dropped_at_publish(&self) -> u64 {
-        self.sequence.load(Ordering::SeqCst) - self.counters.queued.load(Ordering::SeqCst)
+/// One connection to the peer and the events handed to it that the kernel has not taken yet.
+struct Connection {
+    socket: PushSocket,
+    probe: Option<SocketProbe>,
+    /// Bytes handed to zmq.rs on this connection, as framed on the wire.
+    handed: u64,
+    /// Where each unconfirmed event ends, in `handed` bytes.
+    pending: VecDeque<u64>,
+}
+
+impl Connection {
+    fn handed_over(&mut self, wire_bytes: u64, counters: &Counters) {
+        self.handed += wire_bytes;
+        self.pending.push_back(self.handed);
+        counters.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.confirm(counters);
+    }
+
+    /// Moves the events whose bytes the kernel has taken from in flight to sent.
+    fn confirm(&mut self, counters: &Counters) {
+        let Some(taken) = self.probe.as_mut().and_then(|p| p.taken(self.handed)) else {
+            return;
+        };
+        while self.pending.front().is_some_and(|end| *end <= taken) {
+            self.pending.pop_front();
+            counters.in_flight.fetch_sub(1, Ordering::SeqCst);
+            counters.sent.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The connection is going away: what it still holds is unconfirmed.
+    fn abandon(mut self, counters: &Counters) {
+        self.confirm(counters);
+        let left = self.pending.len() as u64;
+        counters.in_flight.fetch_sub(left, Ordering::SeqCst);
+        counters.unconfirmed.fetch_add(left, Ordering::SeqCst);
     }
 }
 
 async fn send_loop(
-    endpoint: String,
+    endpoint: Endpoint,
     topic: String,
     mut rx: mpsc::Receiver<Queued>,
     counters: Arc<Counters>,
 ) {
     let topic = Bytes::from(topic.into_bytes());
-    let mut socket: Option<PushSocket> = None;
+    let mut connection: Option<Connection> = None;
     let mut next_attempt = Instant::now();
-    let mut last_sent: Option<Instant> = None;
     while let Some((sequence, payload)) = rx.recv().await {
-        if socket.is_none() && Instant::now() >= next_attempt {
-            socket = connect(&endpoint).await;
-            counters.connected.store(socket.is_some(), Ordering::SeqCst);
-            if socket.is_none() {
+        if connection.is_none() && Instant::now() >= next_attempt {
+            connection = connect(&endpoint).await;
+            counters
+                .connected
+                .store(connection.is_some(), Ordering::SeqCst);
+            if connection.is_none() {
                 next_attempt = Instant::now() + RECONNECT_INTERVAL;
             }
         }
-        let Some(push) = socket.as_mut() else {
+        let Some(live) = connection.as_mut() else {
             counters.dropped.fetch_add(1, Ordering::SeqCst);
             continue;
         };
@@ -172,42 +221,75 @@ async fn send_loop(
             Bytes::copy_from_slice(&sequence.to_be_bytes()),
             Bytes::from(payload),
         ];
-        let message = match ZmqMessage::try_from(frames) {
-            Ok(message) => message,
-            Err(_) => {
-                counters.dropped.fetch_add(1, Ordering::SeqCst);
-                continue;
-            }
+        let wire_bytes = frames.iter().map(|frame| wire_size(frame.len())).sum();
+        let Ok(message) = ZmqMessage::try_from(frames) else {
+            counters.dropped.fetch_add(1, Ordering::SeqCst);
+            continue;
         };
-        match tokio::time::timeout(SEND_TIMEOUT, push.send(message)).await {
-            Ok(Ok(())) => {
-                counters.sent.fetch_add(1, Ordering::SeqCst);
-                last_sent = Some(Instant::now());
-            }
+        match tokio::time::timeout(SEND_TIMEOUT, live.socket.send(message)).await {
+            Ok(Ok(())) => live.handed_over(wire_bytes, &counters),
             _ => {
                 counters.dropped.fetch_add(1, Ordering::SeqCst);
                 counters.connected.store(false, Ordering::SeqCst);
-                socket = None;
+                if let Some(gone) = connection.take() {
+                    gone.abandon(&counters);
+                }
                 next_attempt = Instant::now();
             }
         }
     }
-    if let Some(sent) = last_sent {
-        tokio::time::sleep(WIRE_FLUSH.saturating_sub(sent.elapsed())).await;
+    // The queue is drained: wait (within the caller's linger) for the kernel to take the rest.
+    if let Some(mut live) = connection {
+        loop {
+            live.confirm(&counters);
+            if live.pending.is_empty() || live.probe.is_none() {
+                break;
+            }
+            tokio::time::sleep(CONFIRM_POLL).await;
+        }
+        live.abandon(&counters);
     }
 }
 
-async fn connect(endpoint: &str) -> Option<PushSocket> {
+/// Bytes one ZMTP 3 frame of `len` body bytes takes on the wire: flags, size, body.
+fn wire_size(len: usize) -> u64 {
+    let header = if len > 255 { 1 + 8 } else { 1 + 1 };
+    header + len as u64
+}
+
+async fn connect(endpoint: &Endpoint) -> Option<Connection> {
+    let peer = peer_of(endpoint).await;
+    let before = peer.as_ref().map(Peer::sockets).unwrap_or_default();
     let mut options = SocketOptions::default();
     options.connect_timeout(CONNECT_TIMEOUT);
     let mut socket = PushSocket::with_options(options);
-    match tokio::time::timeout(
+    let connected = tokio::time::timeout(
         CONNECT_TIMEOUT + Duration::from_millis(100),
-        socket.connect(endpoint),
+        socket.connect(&endpoint.to_string()),
     )
-    .await
-    {
-        Ok(Ok(())) => Some(socket),
+    .await;
+    if !matches!(connected, Ok(Ok(()))) {
+        return None;
+    }
+    let probe = peer.and_then(|peer| SocketProbe::find(peer, &before));
+    Some(Connection {
+        socket,
+        probe,
+        handed: 0,
+        pending: VecDeque::new(),
+    })
+}
+
+/// The address the connected socket's peer will have.
+async fn peer_of(endpoint: &Endpoint) -> Option<Peer> {
+    match endpoint {
+        Endpoint::Tcp(Host::Ipv4(ip), port) => Some(Peer::Tcp(vec![(*ip, *port).into()])),
+        Endpoint::Tcp(Host::Ipv6(ip), port) => Some(Peer::Tcp(vec![(*ip, *port).into()])),
+        Endpoint::Tcp(Host::Domain(name), port) => {
+            let resolved = tokio::net::lookup_host((name.as_str(), *port)).await.ok()?;
+            Some(Peer::Tcp(resolved.collect()))
+        }
+        Endpoint::Ipc(path) => path.clone().map(Peer::Unix),
         _ => None,
     }
 }
@@ -248,7 +330,8 @@ mod tests {
             counts,
             RelayCounts {
                 sent: 2,
-                dropped: 0
+                dropped: 0,
+                unconfirmed: 0
             }
         );
     }
@@ -280,7 +363,8 @@ mod tests {
             counts,
             RelayCounts {
                 sent: 0,
-                dropped: 500
+                dropped: 500,
+                unconfirmed: 0
             }
         );
     }
@@ -296,7 +380,7 @@ mod tests {
         }
         assert!(relay.counts().dropped >= 90, "{:?}", relay.counts());
         let counts = relay.close(Duration::from_millis(100)).await;
-        assert_eq!(counts.sent + counts.dropped, 100);
+        assert_eq!(counts.sent + counts.dropped + counts.unconfirmed, 100);
     }
 
     #[tokio::test]
@@ -315,7 +399,95 @@ mod tests {
             "{:?}",
             closing.elapsed()
         );
-        assert_eq!(counts.sent + counts.dropped, 10);
+        assert_eq!(counts.sent + counts.dropped + counts.unconfirmed, 10);
+    }
+
+    /// A PULL peer on its own thread that accepts the connection, then stops reading until
+    /// `resume` fires, then reads everything that ever arrives.
+    fn stalled_pull(
+        endpoint: &str,
+    ) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<usize>) {
+        let (resume, resumed) = std::sync::mpsc::channel::<()>();
+        let endpoint = endpoint.to_string();
+        let reader = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let mut pull = PullSocket::new();
+            runtime.block_on(async {
+                pull.bind(&endpoint).await.unwrap();
+                // Long enough to complete the relay's handshake.
+                tokio::time::sleep(Duration::from_millis(400)).await;
+            });
+            // A current-thread runtime runs nothing between block_on calls: the peer is stalled.
+            resumed.recv().unwrap();
+            runtime.block_on(async {
+                let mut received = 0;
+                while let Ok(Ok(_)) =
+                    tokio::time::timeout(Duration::from_secs(2), pull.recv()).await
+                {
+                    received += 1;
+                }
+                received
+            })
+        });
+        (resume, reader)
+    }
+
+    /// The relay runs in its own runtime, shut down the way the CLI ends a run, so that
+    /// zmq.rs's queue dies as it does when the process exits.
+    fn never_calls_undelivered_events_sent(endpoint: String) {
+        let (resume, reader) = stalled_pull(&endpoint);
+        std::thread::sleep(Duration::from_millis(100));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        // 64 MiB: more than the kernel's socket buffers hold, all of it within zmq.rs's queue.
+        let events = 256u64;
+        let counts = runtime.block_on(async {
+            let relay = Relay::start(&endpoint, "t", 1000).unwrap();
+            for _ in 0..events {
+                relay.publish(vec![b'x'; 256 * 1024]);
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            relay.close(Duration::from_millis(250)).await
+        });
+        runtime.shutdown_background();
+        resume.send(()).unwrap();
+        let received = reader.join().unwrap() as u64;
+        assert_eq!(
+            counts.sent + counts.dropped + counts.unconfirmed,
+            events,
+            "{counts:?}"
+        );
+        assert!(
+            counts.sent <= received,
+            "{counts:?}, the peer got {received}"
+        );
+        assert!(received < events, "the stall must lose events: {received}");
+        assert!(
+            counts.unconfirmed > 0,
+            "{counts:?}, the peer got {received}"
+        );
+    }
+
+    #[test]
+    fn a_stalled_tcp_peer_never_counts_undelivered_events_as_sent() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        never_calls_undelivered_events_sent(format!("tcp://127.0.0.1:{port}"));
+    }
+
+    #[test]
+    fn a_stalled_ipc_peer_never_counts_undelivered_events_as_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        never_calls_undelivered_events_sent(format!("ipc://{}", dir.path().join("tee").display()));
     }
 
     #[tokio::test]

@@ -199,8 +199,12 @@ pub struct TraceSummary {
     /// `agent` or `request`; `null` when no request settled it.
     pub resolved_protocol: Option<&'static str>,
     pub llm_requests: u64,
+    /// Tool events the kernel took: they reach the peer even though the process has exited.
     pub tool_events_sent: u64,
+    /// Never handed to the socket: full queue, no peer, failed send.
     pub tool_events_dropped: u64,
+    /// Handed to the socket library but not seen to leave the process before it ended.
+    pub tool_events_unconfirmed: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_events_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -246,6 +246,7 @@ fn tool_events_reach_a_pull_socket_over_ipc() {
     let summary = run.first("trace_summary");
     assert_eq!(summary["toolEventsSent"], 2, "{summary}");
     assert_eq!(summary["toolEventsDropped"], 0);
+    assert_eq!(summary["toolEventsUnconfirmed"], 0);
     assert!(summary.get("toolEventsError").is_none(), "{summary}");
     let kinds: Vec<Value> = pull
         .wait_for(2)
@@ -284,9 +285,10 @@ fn tool_events_reach_a_real_pull_socket_as_v1_records() {
     assert_eq!(
         (
             summary["toolEventsSent"].as_u64(),
-            summary["toolEventsDropped"].as_u64()
+            summary["toolEventsDropped"].as_u64(),
+            summary["toolEventsUnconfirmed"].as_u64()
         ),
-        (Some(4), Some(0))
+        (Some(4), Some(0), Some(0))
     );
 
     let messages = pull.wait_for(4);
@@ -404,9 +406,10 @@ fn with_no_peer_the_run_is_not_slowed_and_drops_are_counted() {
     assert_eq!(
         (
             summary["toolEventsSent"].as_u64(),
-            summary["toolEventsDropped"].as_u64()
+            summary["toolEventsDropped"].as_u64(),
+            summary["toolEventsUnconfirmed"].as_u64()
         ),
-        (Some(0), Some(4))
+        (Some(0), Some(4), Some(0))
     );
 }
 

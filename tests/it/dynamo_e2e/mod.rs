@@ -252,9 +252,10 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
     assert_eq!(
         (
             summary["toolEventsSent"].as_u64(),
-            summary["toolEventsDropped"].as_u64()
+            summary["toolEventsDropped"].as_u64(),
+            summary["toolEventsUnconfirmed"].as_u64()
         ),
-        (Some(6), Some(0)),
+        (Some(6), Some(0), Some(0)),
         "{version}"
     );
 
