@@ -17,7 +17,8 @@
 //! sent as one `data:` line, and the string `"[DONE]"`: handier for fixtures written by hand),
 //! or `transportError` (the connection failed). `status` defaults to 200; `retryAfter` is in
 //! seconds. Replay ignores `request`; it is there for humans and diff tools. Secrets are
-//! replaced by `[REDACTED]` before anything is written.
+//! replaced by `[REDACTED]` before anything is written, also when the model streamed one in
+//! pieces (see [`super::record_redact`]).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -33,6 +34,7 @@ use futures_util::{Stream, stream};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::record_redact::redact_sse_body;
 use super::retry::server_seconds;
 use super::transport::{ByteStream, Request, Response, Transport, TransportError, TransportFuture};
 use crate::secrets::Secrets;
@@ -235,7 +237,7 @@ impl Recorder {
         let exchange = Exchange {
             request,
             response: RecordedResponse {
-                body: response.body.map(|b| self.secrets.redact(&b).into_owned()),
+                body: response.body.map(|b| redact_sse_body(&self.secrets, &b)),
                 transport_error: response
                     .transport_error
                     .map(|e| self.secrets.redact(&e).into_owned()),
@@ -480,6 +482,39 @@ mod tests {
             written.exchanges[0].response.body.as_deref(),
             Some("data: says [REDACTED]\n\n")
         );
+    }
+
+    #[tokio::test]
+    async fn a_secret_streamed_in_two_chunks_never_reaches_the_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let header = FixtureHeader {
+            worker_fixture: 1,
+            provider: "dynamo".into(),
+            model: "m".into(),
+            recorded_at: None,
+        };
+        let secrets = Secrets::from_values(["sk-secret-123".to_string()]);
+        let recorder = Arc::new(Recorder::create(&path, &header, secrets).unwrap());
+        let events = json!([
+            {"choices": [{"index": 0, "delta": {"content": "it is sk-sec"}}]},
+            {"choices": [{"index": 0, "delta": {"content": "ret-123."}}]},
+            "[DONE]"
+        ]);
+        let inner_text = format!("{HEADER}\n{}\n", json!({"response": {"events": events}}));
+        let inner: Arc<dyn Transport> =
+            Arc::new(ReplayTransport::new(&Fixture::parse(&inner_text).unwrap()));
+        let recording = RecordingTransport::new(inner, recorder);
+        let request = Request {
+            body: json!({}),
+            headers: vec![],
+        };
+        let response = recording.send(&request).await.ok().unwrap();
+        let _: Vec<_> = response.body.collect().await;
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert!(!file.contains("sk-sec\\\""), "{file}");
+        assert!(!file.contains("ret-123"), "{file}");
+        assert!(file.contains("[REDACTED]."), "{file}");
     }
 }
 

@@ -11,6 +11,7 @@ mod decorate;
 mod error;
 pub mod fixture;
 mod models;
+mod record_redact;
 mod retry;
 mod sse;
 mod transport;
