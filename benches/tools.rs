@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use worker::tools::{BashSettings, FileLocks, ProcessGroups, Tool, ToolContext, ToolSet};
+use worker::tools::{BashSettings, FileLocks, Leftovers, Tool, ToolContext, ToolSet};
 
 /// Every 97th file has a match; each file is about 5 KB of code-like text.
 fn build_tree(files: usize) -> PathBuf {
@@ -51,7 +51,7 @@ fn context(cwd: &Path) -> ToolContext {
         cancel: CancellationToken::new(),
         progress: Arc::new(|_| {}),
         files: FileLocks::default(),
-        processes: ProcessGroups::default(),
+        leftovers: Leftovers::default(),
         bash: BashSettings::default(),
     }
 }

@@ -38,7 +38,7 @@ use crate::llm::{
     HttpTransport, RequestSpec, RetryPolicy, ToolDefinition, Transport, build_body, first_model,
     http_client, tools_json,
 };
-use crate::tools::{BashSettings, FileLocks, ProcessGroups, ToolContext, ToolSet};
+use crate::tools::{BashSettings, FileLocks, Leftovers, ToolContext, ToolSet};
 use execute::{ExecContext, execute_calls};
 use turn::{TurnContext, TurnEnd, request_assistant};
 
@@ -170,7 +170,7 @@ impl Session {
             cancel: config.control.token().clone(),
             progress: Arc::new(|_| {}),
             files: FileLocks::default(),
-            processes: ProcessGroups::default(),
+            leftovers: Leftovers::default(),
             bash: BashSettings {
                 max_timeout: config.limits.bash_timeout_max,
                 env: config
@@ -501,7 +501,7 @@ impl Session {
     }
 
     async fn finish(&mut self, ending: Ending) -> RunResult {
-        self.tool_ctx.processes.kill_all();
+        self.tool_ctx.leftovers.clean_up();
         let elapsed_ms = self.started.elapsed().as_millis() as u64;
         let (stop_reason, fatal, limit) = match ending {
             Ending::Finished(reason) => (reason, None, None),

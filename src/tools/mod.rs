@@ -38,7 +38,7 @@ pub mod truncate;
 mod walk;
 mod write;
 
-pub use bash::ProcessGroups;
+pub use bash::Leftovers;
 pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
 
@@ -73,8 +73,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     pub progress: Progress,
     pub files: FileLocks,
-    /// Process groups started by `bash`, killed when the run ends.
-    pub processes: ProcessGroups,
+    /// Process groups and spill files of `bash`, cleaned up when the run ends.
+    pub leftovers: Leftovers,
     pub bash: BashSettings,
 }
 
@@ -281,7 +281,7 @@ pub(crate) mod testing {
                 cancel: CancellationToken::new(),
                 progress: Arc::new(move |update| sink.lock().unwrap().push(update)),
                 files: FileLocks::default(),
-                processes: ProcessGroups::default(),
+                leftovers: Leftovers::default(),
                 bash: BashSettings::default(),
             };
             Harness { dir, updates, ctx }

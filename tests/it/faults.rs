@@ -345,26 +345,43 @@ fn a_command_that_ignores_sigterm_does_not_stretch_the_budget() {
 #[test]
 fn an_output_flood_leaves_a_bounded_spill_file() {
     let dir = workspace();
+    let tmp = workspace();
     let mock = MockLlm::start(vec![
         call(
             "c1",
             "bash",
             r#"{"command":"yes | head -c 100000000; echo; echo end"}"#,
         ),
+        // While the run lasts, the spill file is there for the model to read.
+        call(
+            "c2",
+            "bash",
+            r#"{"command":"wc -c $TMPDIR/worker-run-*/bash-*.log"}"#,
+        ),
         answer("done"),
     ]);
-    let run = run_dynamo(dir.path(), &mock.url, &["--timeout", "60s"], "q");
+    let tmpdir = tmp.path().to_str().unwrap();
+    let run = run_worker(
+        dir.path(),
+        &["run", "--model", "dynamo/m", "--timeout", "60s"],
+        "q",
+        &[("DYNAMO_BASE_URL", &mock.url), ("TMPDIR", tmpdir)],
+    );
     run.assert_code(0);
     assert_complete(&run);
-    let end = run.first("tool_execution_end");
-    let details = &end["result"]["details"];
+    let ends = run.all("tool_execution_end");
+    let details = &ends[0]["result"]["details"];
     let path = details["fullOutputPath"].as_str().unwrap().to_string();
-    let size = std::fs::metadata(&path).unwrap().len();
-    std::fs::remove_file(&path).unwrap();
+    assert!(path.starts_with(tmpdir), "{path}");
+    let measured = ends[1]["result"]["content"][0]["text"].as_str().unwrap();
+    let size: u64 = measured.split_whitespace().next().unwrap().parse().unwrap();
     // 100 MB of output; the file keeps its first 16 MiB, a note, and the last ~100 KiB.
-    assert!(size < 17 * 1024 * 1024, "{size} bytes");
+    assert!(
+        size > 16 * 1024 * 1024 && size < 17 * 1024 * 1024,
+        "{size} bytes"
+    );
     assert!(details["fullOutputOmittedBytes"].as_u64().unwrap() > 80_000_000);
-    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    let text = ends[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
         text.contains("\nend\n\n[Showing lines "),
         "{}",
@@ -375,6 +392,61 @@ fn an_output_flood_leaves_a_bounded_spill_file() {
         "{}",
         &text[text.len() - 300..]
     );
+    // The run is over: nothing is left behind.
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn spill_files_are_removed_even_when_the_worker_is_killed() {
+    use std::io::BufRead;
+    let dir = workspace();
+    let tmp = workspace();
+    let args = json!({"command": "seq 1 300000; sleep 100"}).to_string();
+    let mock = MockLlm::start(vec![call("c1", "bash", &args)]);
+    let mut child = worker_command(dir.path())
+        .args(["run", "--model", "dynamo/m"])
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"go").unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("\"tool_execution_update\"") {
+            break;
+        }
+    }
+    let spill_dir = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .find(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("worker-run-")
+            })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while spill_dir().is_none() {
+        assert!(Instant::now() < deadline, "the command never spilled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Some(entry) = spill_dir() {
+        assert!(
+            Instant::now() < deadline,
+            "{} outlived the worker",
+            entry.path().display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -18,7 +18,7 @@ use tokio::io::AsyncReadExt;
 mod output;
 mod process;
 
-pub use process::ProcessGroups;
+pub use process::Leftovers;
 
 use super::args::Number;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
@@ -100,9 +100,9 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
         output: mut pipe,
         pgid,
     } = spawned;
-    ctx.processes.add(pgid);
+    ctx.leftovers.add(pgid);
 
-    let mut output = Output::new(ctx.bash.secrets.clone());
+    let mut output = Output::new(ctx.bash.secrets.clone(), ctx.leftovers.clone());
     let mut buf = vec![0u8; 64 * 1024];
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
@@ -150,7 +150,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
         let _ = drained.await;
     }
     report(&mut output, ctx);
-    ctx.processes.forget_if_gone(pgid);
+    ctx.leftovers.forget_if_gone(pgid);
 
     let (text, details) = output.finish();
     let mut details = match details {
@@ -311,7 +311,7 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        h.ctx.processes.kill_all();
+        h.ctx.leftovers.clean_up();
     }
 
     #[tokio::test]

@@ -2,7 +2,8 @@
 //!
 //! Everything is kept in memory until the output is certain to be truncated (more than 50 KiB
 //! or 2000 lines); from then on the output goes to a spill file in the temporary directory
-//! (`$TMPDIR/worker-bash-*.log`) and memory holds only a rolling tail, so a command printing
+//! (`$TMPDIR/worker-run-*/bash-*.log`, removed with the run: see [`Leftovers`]) and memory
+//! holds only a rolling tail, so a command printing
 //! 200 MB costs a file, not 200 MB of RAM. The file is bounded too: it keeps the first
 //! [`SPILL_HEAD`] bytes, and when the output is longer, a line saying how much was left out and
 //! the last [`TAIL_KEEP`] bytes, so `yes` cannot fill the disk.
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::process::Leftovers;
 use crate::secrets::{Secrets, StreamRedactor};
 use crate::tools::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_tail};
 
@@ -34,13 +36,15 @@ pub struct Output {
     spill_error: Option<String>,
     /// The spill file is redacted as it is written, across writes.
     secrets: Secrets,
+    /// Where the spill file goes, and who removes it.
+    leftovers: Leftovers,
     redactor: StreamRedactor,
     /// Output not yet sent as a progress update.
     pending: Vec<u8>,
 }
 
 impl Output {
-    pub fn new(secrets: Secrets) -> Self {
+    pub fn new(secrets: Secrets, leftovers: Leftovers) -> Self {
         Output {
             buffer: Vec::with_capacity(8 * 1024),
             total_bytes: 0,
@@ -50,6 +54,7 @@ impl Output {
             spilled: 0,
             spill_error: None,
             secrets,
+            leftovers,
             redactor: StreamRedactor::default(),
             pending: Vec::new(),
         }
@@ -87,11 +92,14 @@ impl Output {
     }
 
     fn start_spill(&mut self) {
-        let created = tempfile::Builder::new()
-            .prefix("worker-bash-")
-            .suffix(".log")
-            .tempfile()
-            .and_then(|tmp| tmp.keep().map_err(|err| err.error));
+        let created = self.leftovers.spill_dir().and_then(|dir| {
+            tempfile::Builder::new()
+                .prefix("bash-")
+                .suffix(".log")
+                .tempfile_in(dir)?
+                .keep()
+                .map_err(|err| err.error)
+        });
         match created {
             Ok(spill) => {
                 self.spill = Some(spill);
@@ -250,7 +258,8 @@ mod tests {
 
     #[test]
     fn small_output_is_returned_whole() {
-        let mut out = Output::new(Secrets::default());
+        let leftovers = Leftovers::default();
+        let mut out = Output::new(Secrets::default(), leftovers.clone());
         out.push(b"a\n");
         out.push(b"b\n");
         assert_eq!(out.finish().0, "a\nb");
@@ -258,12 +267,18 @@ mod tests {
 
     #[test]
     fn empty_output_says_so() {
-        assert_eq!(Output::new(Secrets::default()).finish().0, "(no output)");
+        assert_eq!(
+            Output::new(Secrets::default(), Leftovers::default())
+                .finish()
+                .0,
+            "(no output)"
+        );
     }
 
     #[test]
     fn long_output_keeps_the_tail_and_spills_everything() {
-        let mut out = Output::new(Secrets::default());
+        let leftovers = Leftovers::default();
+        let mut out = Output::new(Secrets::default(), leftovers.clone());
         for i in 1..=5000 {
             out.push(format!("line {i}\n").as_bytes());
         }
@@ -281,7 +296,8 @@ mod tests {
 
     #[test]
     fn memory_stays_bounded_for_huge_output() {
-        let mut out = Output::new(Secrets::default());
+        let leftovers = Leftovers::default();
+        let mut out = Output::new(Secrets::default(), leftovers.clone());
         let chunk = vec![b'z'; 64 * 1024];
         for _ in 0..200 {
             out.push(&chunk);
@@ -301,7 +317,8 @@ mod tests {
 
     #[test]
     fn the_spill_file_keeps_the_head_and_the_tail_of_endless_output() {
-        let mut out = Output::new(Secrets::default());
+        let leftovers = Leftovers::default();
+        let mut out = Output::new(Secrets::default(), leftovers.clone());
         let chunk: Vec<u8> = b"y\n".repeat(32 * 1024);
         let rounds = (3 * SPILL_HEAD as usize) / chunk.len();
         for _ in 0..rounds {
@@ -331,7 +348,8 @@ mod tests {
     #[test]
     fn the_spill_file_is_redacted_even_across_writes() {
         let secrets = Secrets::from_values(["sk-spill-secret-99".to_string()]);
-        let mut out = Output::new(secrets);
+        let leftovers = Leftovers::default();
+        let mut out = Output::new(secrets, leftovers.clone());
         out.push(&vec![b'x'; 60 * 1024]);
         out.push(b"\nkey sk-spill-");
         out.push(b"secret-99 end\n");
@@ -346,7 +364,8 @@ mod tests {
 
     #[test]
     fn pending_updates_never_split_a_character() {
-        let mut out = Output::new(Secrets::default());
+        let leftovers = Leftovers::default();
+        let mut out = Output::new(Secrets::default(), leftovers.clone());
         let bytes = "é".as_bytes();
         out.push(&bytes[..1]);
         assert_eq!(out.take_pending(), None);

@@ -3,8 +3,8 @@
 //!
 //! Each command leads a new process group so a timeout or abort can signal everything it
 //! started (`kill(-pgid)`). `PR_SET_PDEATHSIG` makes the shell die if the worker dies without
-//! cleaning up; groups still alive when a run ends are killed by [`ProcessGroups::kill_all`],
-//! which also reaches background jobs the shell left behind.
+//! cleaning up; groups still alive when a run ends are killed by [`Leftovers::clean_up`],
+//! which also reaches background jobs the shell left behind, and removes the run's spill files.
 
 use std::collections::HashSet;
 use std::io;
@@ -99,29 +99,35 @@ pub async fn terminate(child: &mut Child, pgid: Pid, grace: Duration) {
     }
 }
 
-/// Every process group the run started and that may still be alive.
+/// What the run's commands leave behind: every process group that may still be alive, and
+/// the directory of spill files (created with the first spill, one per run).
 ///
-/// The groups are also told to a watchdog: a small `sh` in a session of its own that reads
-/// `+PGID` / `-PGID` lines from a pipe and, when the pipe closes — the worker is gone, however
-/// it ended, SIGKILL included — kills every group still listed. So a command's background job
-/// or pipeline cannot outlive the worker. (A process that moves itself to a group of its own,
-/// with `setsid`, is beyond it.) The watchdog starts with the first command, so runs that
-/// never use bash pay nothing.
+/// Both are also told to a watchdog: a small `sh` in a session of its own that reads
+/// `+PGID` / `-PGID` / `dPATH` lines from a pipe and, when the pipe closes — the worker is
+/// gone, however it ended, SIGKILL included — kills every group still listed and removes the
+/// directory. So a command's background job or pipeline cannot outlive the worker, and its
+/// output cannot fill the disk of a machine that runs thousands of workers. (A process that
+/// moves itself to a group of its own, with `setsid`, is beyond it.) The watchdog starts with
+/// the first command, so runs that never use bash pay nothing.
 #[derive(Clone, Default)]
-pub struct ProcessGroups {
+pub struct Leftovers {
     groups: Arc<Mutex<HashSet<i32>>>,
+    spill_dir: Arc<Mutex<Option<tempfile::TempDir>>>,
     watchdog: Arc<Mutex<Option<Watchdog>>>,
 }
 
-/// Kills the listed groups once its input closes.
+/// Kills the listed groups and removes the spill directory once its input closes.
 const WATCHDOG_SCRIPT: &str = r#"groups=" "
+dir=
 while IFS= read -r line; do
   case $line in
     +*) groups="$groups${line#+} " ;;
     -*) g=" ${line#-} "; case $groups in *"$g"*) groups="${groups%%"$g"*} ${groups#*"$g"}" ;; esac ;;
+    d*) dir=${line#d} ;;
   esac
 done
-for g in $groups; do kill -KILL "-$g" 2>/dev/null; done"#;
+for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+if [ -n "$dir" ]; then rm -rf -- "$dir"; fi"#;
 
 struct Watchdog {
     input: std::process::ChildStdin,
@@ -156,7 +162,7 @@ impl Watchdog {
     }
 }
 
-impl ProcessGroups {
+impl Leftovers {
     pub fn add(&self, pgid: Pid) {
         self.lock().insert(pgid.as_raw());
         self.tell(&format!("+{}\n", pgid.as_raw()));
@@ -170,11 +176,31 @@ impl ProcessGroups {
         }
     }
 
-    /// SIGKILL to every group still recorded (background jobs included).
-    pub fn kill_all(&self) {
+    /// The run's directory for spill files, created on first use.
+    pub fn spill_dir(&self) -> io::Result<std::path::PathBuf> {
+        let mut dir = self.spill_dir.lock_or_recover();
+        if let Some(dir) = dir.as_ref() {
+            return Ok(dir.path().to_path_buf());
+        }
+        let created = tempfile::Builder::new().prefix("worker-run-").tempdir()?;
+        let path = created.path().to_path_buf();
+        // A path the line protocol cannot carry is still removed by `clean_up`.
+        if let Some(text) = path.to_str().filter(|text| !text.contains('\n')) {
+            self.tell(&format!("d{text}\n"));
+        }
+        *dir = Some(created);
+        Ok(path)
+    }
+
+    /// SIGKILL to every group still recorded (background jobs included), then removes the
+    /// spill files: the results that named them were for a model that is done.
+    pub fn clean_up(&self) {
         for pgid in self.lock().drain() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
             self.tell(&format!("-{pgid}\n"));
+        }
+        if let Some(dir) = self.spill_dir.lock_or_recover().take() {
+            let _ = dir.close();
         }
     }
 

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 use worker::config::MapEnv;
-use worker::tools::{BashSettings, FileLocks, ProcessGroups, Tool, ToolContext};
+use worker::tools::{BashSettings, FileLocks, Leftovers, Tool, ToolContext};
 
 const TOKEN: &str = "ghp_testtoken123";
 
@@ -60,7 +60,7 @@ impl Gh {
             cancel: CancellationToken::new(),
             progress: Arc::new(|_| {}),
             files: FileLocks::default(),
-            processes: ProcessGroups::default(),
+            leftovers: Leftovers::default(),
             bash: BashSettings::default(),
         };
         tool.execute(args, ctx)
