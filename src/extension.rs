@@ -1,5 +1,5 @@
 //! What rides along with a run without the loop knowing what it does: the Dynamo trace bridge,
-//! GitHub tools, telemetry.
+//! GitHub tools, web and file search, skills, telemetry.
 //!
 //! An extension can print status lines after the header, offer tools, shape model requests,
 //! change the environment of processes the run starts, watch model exchanges and tool calls,
@@ -12,8 +12,8 @@ use std::time::{Instant, SystemTime};
 use futures_util::future::BoxFuture;
 
 use crate::events::{
-    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, ToolCall, ToolResult,
-    TraceStatus, TraceSummary, UsageStats,
+    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, SkillsStatus, ToolCall,
+    ToolResult, TraceStatus, TraceSummary, UsageStats,
 };
 use crate::llm::{RequestDecorator, WireUsage};
 use crate::tools::Tool;
@@ -22,6 +22,7 @@ use crate::tools::Tool;
 #[derive(Debug, Clone)]
 pub enum StatusLine {
     Extension(ExtensionStatus),
+    Skills(SkillsStatus),
     TraceStatus(TraceStatus),
     TraceSummary(TraceSummary),
     /// Not a line: a warning for stderr (via `RunResult::warnings`).
@@ -76,6 +77,11 @@ pub trait Extension: Send + Sync {
     /// Lines printed right after the header.
     fn status(&self) -> Vec<StatusLine> {
         Vec::new()
+    }
+
+    /// A section for the end of the system prompt (the skills it may use, ...).
+    fn system_prompt(&self) -> Option<String> {
+        None
     }
 
     /// Tools offered to the model (still subject to `--tools`).

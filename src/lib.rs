@@ -20,13 +20,17 @@ pub mod dynamo;
 pub mod events;
 pub mod exit;
 pub mod extension;
+pub mod file_search;
 pub mod github;
 pub mod llm;
+pub mod sandbox;
 pub mod secrets;
+pub mod skills;
 pub mod sync;
 pub mod telemetry;
 pub mod text;
 pub mod tools;
+pub mod web;
 
 pub use agent::{AbortReason, RunControl, RunResult, run};
 pub use config::RunConfig;

@@ -7,10 +7,12 @@ use std::process::ExitCode;
 
 use std::panic::AssertUnwindSafe;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use futures_util::FutureExt;
 use tokio::signal::unix::{SignalKind, signal};
-use worker::cli::{Cli, Command, ProcessEnv, PromptError, TraceCommand, build_config, read_prompt};
+use worker::cli::{
+    Cli, Command, ProcessEnv, PromptError, TraceCommand, build_config, compat, read_prompt,
+};
 use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
@@ -18,12 +20,27 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         warn(&format!("internal error: {info}"));
     }));
-    let cli = match Cli::try_parse() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut command = Cli::command().name(compat::program_name(argv.first()));
+    if argv.len() <= 1 {
+        // No arguments: the help, as asked for.
+        let _ = writeln!(std::io::stdout(), "{}", command.render_help());
+        return ExitCode::SUCCESS;
+    }
+    let argv = match compat::normalize(argv) {
+        Ok(argv) => argv,
+        Err(message) => return usage_error(&message).into(),
+    };
+    let parsed = command
+        .try_get_matches_from_mut(argv)
+        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => {
             // --help and --version print to stdout and exit 0; real errors exit 2.
-            let _ = err.print();
-            return ExitCode::from(err.exit_code() as u8);
+            let code = err.exit_code();
+            let _ = err.format(&mut command).print();
+            return ExitCode::from(code as u8);
         }
     };
     let status = match cli.command {
@@ -72,6 +89,10 @@ fn run(args: &worker::cli::RunArgs) -> ExitStatus {
             Ok(result) => {
                 for warning in &result.warnings {
                     warn(warning);
+                }
+                // Last, so a caller keeping only the stderr tail still learns the cause.
+                if let Some(failure) = &result.failure {
+                    warn(failure);
                 }
                 result.exit
             }

@@ -7,7 +7,7 @@
 //! become `isError: true` results the model reads.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::FutureExt;
@@ -19,7 +19,6 @@ use crate::events::{
 };
 use crate::extension::{Extension, ToolEnding};
 use crate::secrets::{Secrets, StreamRedactor};
-use crate::sync::LockExt;
 use crate::tools::{ToolContext, ToolSet};
 
 pub struct ExecContext<'a> {
@@ -131,21 +130,33 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
         );
     }
     // Progress text is a stream (bash sends what was printed since the last update): it is
-    // redacted across updates, so a secret printed in two reads is still replaced.
-    let updates = Arc::new(Updates {
-        emitter: ctx.emitter.clone(),
-        secrets: ctx.secrets.clone(),
-        id: call.id.clone(),
-        name: call.name.clone(),
-        redactor: Mutex::new(StreamRedactor::default()),
-    });
-    let progress = updates.clone();
+    // redacted across updates, so a secret printed in two reads is still replaced. Updates
+    // come back here over a channel to be printed with the call's arguments, which live here.
+    let mut updates = Updates {
+        emitter: ctx.emitter,
+        secrets: ctx.secrets,
+        call,
+        redactor: StreamRedactor::default(),
+    };
+    let (sender, mut received) = tokio::sync::mpsc::unbounded_channel::<ToolResult>();
     let tool_ctx = ToolContext {
-        progress: Arc::new(move |partial: ToolResult| progress.send(partial)),
+        progress: Arc::new(move |partial: ToolResult| {
+            let _ = sender.send(partial);
+        }),
         ..ctx.base.clone()
     };
     let run = AssertUnwindSafe(tool.execute(call.arguments.clone(), tool_ctx)).catch_unwind();
-    let run = run.await;
+    tokio::pin!(run);
+    let run = loop {
+        tokio::select! {
+            biased;
+            Some(partial) = received.recv() => updates.send(partial),
+            ended = &mut run => break ended,
+        }
+    };
+    while let Ok(partial) = received.try_recv() {
+        updates.send(partial);
+    }
     updates.flush();
     match run {
         Ok(Ok(result)) => (result, false),
@@ -161,26 +172,25 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
 }
 
 /// A tool call's progress updates, redacted as one stream.
-struct Updates {
-    emitter: Emitter,
-    secrets: Secrets,
-    id: String,
-    name: String,
-    redactor: Mutex<StreamRedactor>,
+struct Updates<'a> {
+    emitter: &'a Emitter,
+    secrets: &'a Secrets,
+    call: &'a ToolCall,
+    redactor: StreamRedactor,
 }
 
-impl Updates {
-    fn send(&self, partial: ToolResult) {
+impl Updates<'_> {
+    fn send(&mut self, partial: ToolResult) {
         let text: String = partial.content.iter().map(TextContent::as_str).collect();
-        let shown = self.redactor.lock_or_recover().push(&self.secrets, &text);
+        let shown = self.redactor.push(self.secrets, &text);
         if !shown.is_empty() {
             self.emit(shown, partial.details);
         }
     }
 
     /// What was held back, once the call is over.
-    fn flush(&self) {
-        let rest = self.redactor.lock_or_recover().flush(&self.secrets);
+    fn flush(&mut self) {
+        let rest = self.redactor.flush(self.secrets);
         if !rest.is_empty() {
             self.emit(rest, None);
         }
@@ -192,8 +202,9 @@ impl Updates {
             details,
         };
         self.emitter.emit(&Event::ToolExecutionUpdate {
-            tool_call_id: &self.id,
-            tool_name: &self.name,
+            tool_call_id: &self.call.id,
+            tool_name: &self.call.name,
+            args: &self.call.arguments,
             partial_result: &partial,
         });
     }

@@ -13,6 +13,7 @@ use futures_util::FutureExt;
 
 use serde_json::Value;
 
+mod ending;
 mod execute;
 mod prompt;
 mod streaming;
@@ -39,6 +40,7 @@ use crate::llm::{
     http_client, tools_json,
 };
 use crate::tools::{BashSettings, FileLocks, Leftovers, ToolContext, ToolSet};
+use ending::{Failure, failure_line};
 use execute::{ExecContext, execute_calls};
 use turn::{TurnContext, TurnEnd, request_assistant};
 
@@ -57,6 +59,8 @@ pub struct RunResult {
     pub records: Vec<Value>,
     pub warnings: Vec<String>,
     pub fatal_error: Option<FatalError>,
+    /// Why the run did not succeed, as one line for stderr (redacted); `None` on success.
+    pub failure: Option<String>,
 }
 
 impl RunResult {
@@ -85,7 +89,8 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     emitter.on_close(move || control.abort(AbortReason::OutputClosed));
     let cwd = config.cwd.display().to_string();
     emitter.header(&SessionHeader::new(&session_id, &now_rfc3339(), &cwd));
-    let mut warnings = Vec::new();
+    emitter.emit(&Event::SandboxStatus(&config.sandbox.status(&config.cwd)));
+    let mut warnings = config.sandbox.warnings();
     for extension in &config.extensions {
         warnings.extend(
             extension
@@ -117,6 +122,7 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
 fn emit_status(emitter: &Emitter, line: StatusLine) -> Option<String> {
     match line {
         StatusLine::Extension(status) => emitter.emit(&Event::ExtensionStatus(&status)),
+        StatusLine::Skills(status) => emitter.emit(&Event::SkillsStatus(&status)),
         StatusLine::TraceStatus(value) => emitter.emit(&Event::TraceStatus(&value)),
         StatusLine::TraceSummary(value) => emitter.emit(&Event::TraceSummary(&value)),
         StatusLine::Warning(warning) => return Some(warning),
@@ -133,7 +139,8 @@ fn usage_failure(session_id: String, message: String) -> RunResult {
         stats: UsageStats::default(),
         messages: Vec::new(),
         records: Vec::new(),
-        warnings: vec![message.clone()],
+        warnings: Vec::new(),
+        failure: Some(message.clone()),
         fatal_error: Some(FatalError {
             kind: FatalErrorKind::Internal,
             message,
@@ -153,6 +160,10 @@ struct Session {
     warnings: Vec<String>,
     agent_started: bool,
     recorder: Option<Arc<Recorder>>,
+    /// Model requests made for the turn that failed, and where they went, for the failure
+    /// line.
+    failed_requests: u32,
+    target: String,
 }
 
 /// How the loop ended, before it is written out.
@@ -177,6 +188,13 @@ impl Session {
                     .extensions
                     .iter()
                     .flat_map(|e| e.child_env())
+                    .chain(
+                        config
+                            .sandbox
+                            .env
+                            .iter()
+                            .map(|(key, value)| (key.clone(), Some(value.clone()))),
+                    )
                     .collect(),
                 budget_end: config.limits.timeout.map(|t| config.budget_start + t),
                 secrets: config.secrets.clone(),
@@ -195,6 +213,8 @@ impl Session {
             warnings: Vec::new(),
             agent_started: false,
             recorder: None,
+            failed_requests: 0,
+            target: String::new(),
         }
     }
 
@@ -239,6 +259,12 @@ impl Session {
                     kind: FatalErrorKind::Internal,
                     message,
                 };
+                if let (None, Some(var)) = (&endpoint.api_key, endpoint.required_key) {
+                    return Err(FatalError {
+                        kind: FatalErrorKind::Auth,
+                        message: format!("{var} is not set"),
+                    });
+                }
                 // Plain-http endpoints (a local Dynamo) need no CA store.
                 let tls = endpoint.base_url.starts_with("https://");
                 let client = http_client(self.config.limits.connect_timeout, tls)
@@ -275,6 +301,7 @@ impl Session {
                 Arc::new(RecordingTransport::new(transport, recorder))
             }
         };
+        self.target = transport.target();
         Ok((transport, provider, model))
     }
 
@@ -326,8 +353,19 @@ impl Session {
         model: &str,
     ) -> Ending {
         let today: String = now_rfc3339().chars().take(10).collect();
-        let system_prompt =
-            prompt::build(&self.config.prompt, &self.tools, &self.config.cwd, &today);
+        let sections: Vec<String> = self
+            .config
+            .extensions
+            .iter()
+            .filter_map(|e| e.system_prompt())
+            .collect();
+        let system_prompt = prompt::build(
+            &self.config.prompt,
+            &self.tools,
+            &self.config.cwd,
+            &today,
+            &sections,
+        );
         // Schemas are derived once per run, not once per request.
         let definitions: Vec<ToolDefinition<'_>> = self
             .tools
@@ -442,6 +480,7 @@ impl Session {
             self.messages.push(Message::Assistant(outcome.message));
             let assistant_index = self.messages.len() - 1;
 
+            self.failed_requests = outcome.requests;
             let proceed = match outcome.end {
                 TurnEnd::Aborted => Some(Ending::Aborted),
                 TurnEnd::Failed(error) => Some(Ending::Failed(
@@ -533,6 +572,12 @@ impl Session {
             },
         };
         if let Some(limit) = &limit {
+            if let (LimitKind::MaxTurns, Some(max)) = (limit.limit, limit.max_turns) {
+                self.emitter.emit(&Event::MaxStepsReached {
+                    max_steps: max,
+                    steps: self.stats.turns,
+                });
+            }
             self.emitter.emit(&Event::LimitReached(limit));
         }
         if let Some(fatal) = &fatal {
@@ -542,6 +587,7 @@ impl Session {
             self.emitter.emit(&Event::AgentEnd {
                 messages: &self.messages,
                 stop_reason,
+                will_retry: false,
             });
         }
         self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
@@ -574,6 +620,22 @@ impl Session {
                 .reason()
                 .map_or(ExitStatus::Failed, AbortReason::exit_status),
         };
+        let failure = match (&fatal, &limit) {
+            _ if exit == ExitStatus::Ok => None,
+            (Some(error), _) => Some(Failure::Fatal {
+                error,
+                requests: self.failed_requests,
+                target: &self.target,
+            }),
+            (None, Some(limit)) => Some(Failure::Limit(limit)),
+            (None, None) => Some(Failure::Aborted(self.config.control.reason())),
+        }
+        .map(|failure| {
+            self.config
+                .secrets
+                .redact(&failure_line(failure))
+                .into_owned()
+        });
         let final_text = self.messages.iter().rev().find_map(|m| match m {
             Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
             _ => None,
@@ -588,6 +650,7 @@ impl Session {
             records: self.emitter.records(),
             warnings: std::mem::take(&mut self.warnings),
             fatal_error: fatal,
+            failure,
         }
     }
 }

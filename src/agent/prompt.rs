@@ -17,7 +17,15 @@ program gave you this task and will read your final answer. Nobody can answer qu
 you work, so make reasonable assumptions, carry the task through, and finish with a short \
 summary of what you did and anything left undone.";
 
-pub fn build(config: &PromptConfig, tools: &ToolSet, cwd: &Path, today: &str) -> String {
+/// The system prompt; `sections` (from extensions: the skills on offer, ...) come after the
+/// project's instructions.
+pub fn build(
+    config: &PromptConfig,
+    tools: &ToolSet,
+    cwd: &Path,
+    today: &str,
+    sections: &[String],
+) -> String {
     let mut prompt = match &config.system {
         Some(custom) => custom.trim_end().to_string(),
         None => default_preamble(tools),
@@ -38,6 +46,10 @@ pub fn build(config: &PromptConfig, tools: &ToolSet, cwd: &Path, today: &str) ->
                 ));
             }
         }
+    }
+    for section in sections {
+        prompt.push_str("\n\n");
+        prompt.push_str(section.trim_end());
     }
     prompt.push_str(&format!(
         "\n\nCurrent date: {today}\nCurrent working directory: {}",
@@ -137,7 +149,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
         let tools = ToolSet::select(ToolSet::all_builtin(), None).unwrap();
-        let prompt = build(&PromptConfig::default(), &tools, dir.path(), "2026-11-22");
+        let prompt = build(
+            &PromptConfig::default(),
+            &tools,
+            dir.path(),
+            "2026-11-22",
+            &[],
+        );
         assert!(prompt.starts_with("You are worker, an autonomous coding agent."));
         assert!(prompt.contains("\n- read: Read file contents\n"));
         let instructions = format!(
@@ -160,7 +178,7 @@ mod tests {
             append: Some("Extra.".into()),
             context_files: false,
         };
-        let prompt = build(&config, &ToolSet::default(), dir.path(), "2026-11-22");
+        let prompt = build(&config, &ToolSet::default(), dir.path(), "2026-11-22", &[]);
         assert_eq!(
             prompt,
             format!(

@@ -4,199 +4,28 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use std::sync::Arc;
 
 use crate::config::{
-    Endpoint, FlagDuration, HttpProvider, Limits, ModelSource, PromptConfig, RunConfig,
-    ThinkingLevel, ToolSelection, defaults, normalize_base_url,
+    Endpoint, HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ToolSelection, defaults,
+    normalize_base_url,
 };
 pub use crate::config::{Env, ProcessEnv};
-use crate::dynamo::protocol::TraceProtocol;
 use crate::dynamo::{DynamoBridge, DynamoSettings};
-use crate::exit::ExitStatus;
+use crate::file_search::FileSearch;
 use crate::llm::fixture::Fixture;
 use crate::secrets::Secrets;
+use crate::skills::Skills;
+use crate::web::WebSearch;
 
+mod args;
+mod auth_file;
+pub mod compat;
 mod prompt;
 pub mod reference;
 
+pub use args::{Cli, Command, RunArgs, TraceCommand};
 pub use prompt::{PromptError, read_prompt};
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "worker",
-    version,
-    about = "One-shot, headless coding agent: prompt on stdin, JSONL events on stdout",
-    after_help = ExitStatus::help_section()
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run one task: read the prompt from stdin, print events as JSON lines.
-    #[command(after_help = ExitStatus::help_section())]
-    Run(Box<RunArgs>),
-    /// Work with Dynamo trace files.
-    #[command(subcommand)]
-    Trace(TraceCommand),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum TraceCommand {
-    /// Convert a trace (worker's --trace-file or Dynamo's JSONL sink) to Chrome Trace Event
-    /// JSON for ui.perfetto.dev: one process per session, one track per trajectory.
-    Perfetto {
-        /// The trace, one JSON record per line.
-        input: PathBuf,
-        /// Where to write the Chrome Trace Event JSON.
-        #[arg(short, long)]
-        output: PathBuf,
-    },
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Model as provider/id: dynamo/<id>, dynamo/default (first model the server lists),
-    /// openai/<id>, or replay/<fixture.jsonl>. Ids may contain '/'.
-    #[arg(short = 'm', long, env = "WORKER_MODEL", value_name = "PROVIDER/ID")]
-    pub model: String,
-
-    /// Reasoning effort, sent as reasoning_effort (off sends nothing).
-    #[arg(long, value_enum, env = "WORKER_THINKING")]
-    pub thinking: Option<ThinkingLevel>,
-
-    /// Working directory for tools and AGENTS.md discovery [default: current directory]
-    #[arg(long, env = "WORKER_CWD", value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-
-    /// Only these tools (comma-separated), e.g. read,grep; can name opt-in tools
-    /// (hashline_edit); an unknown name is a usage error.
-    #[arg(
-        long,
-        env = "WORKER_TOOLS",
-        value_delimiter = ',',
-        value_name = "A,B,..."
-    )]
-    pub tools: Option<Vec<String>>,
-
-    /// Offer no built-in tools.
-    #[arg(long, env = "WORKER_NO_BUILTIN_TOOLS")]
-    pub no_builtin_tools: bool,
-
-    /// Stop after this many model requests (exit 3).
-    #[arg(long, env = "WORKER_MAX_TURNS", value_name = "N")]
-    pub max_turns: Option<u32>,
-
-    /// Wall-clock budget for the whole run, e.g. 90, 90s, 5m, 1h (exit 3).
-    #[arg(long, env = "WORKER_TIMEOUT", value_name = "DURATION")]
-    pub timeout: Option<FlagDuration>,
-
-    /// Retries of a failed model request (transport errors, 408, 429, 5xx, cut streams).
-    #[arg(long, env = "WORKER_MAX_RETRIES", default_value_t = defaults::MAX_RETRIES, value_name = "N")]
-    pub max_retries: u32,
-
-    /// First retry delay; doubles per retry (with jitter), capped at 30s; a server's
-    /// Retry-After wins (up to 120s).
-    #[arg(long, env = "WORKER_RETRY_BASE_DELAY", default_value_t = FlagDuration(defaults::RETRY_BASE_DELAY), value_name = "DURATION")]
-    pub retry_base_delay: FlagDuration,
-
-    /// Output-token limit per model request.
-    #[arg(long, env = "WORKER_MAX_TOKENS", value_name = "N")]
-    pub max_tokens: Option<u32>,
-
-    /// Fail a request when the model server sends nothing for this long.
-    #[arg(long, env = "WORKER_IDLE_TIMEOUT", default_value_t = FlagDuration(defaults::IDLE_TIMEOUT), value_name = "DURATION")]
-    pub idle_timeout: FlagDuration,
-
-    /// TCP/TLS connect timeout for the model server.
-    #[arg(long, env = "WORKER_CONNECT_TIMEOUT", default_value_t = FlagDuration(defaults::CONNECT_TIMEOUT), value_name = "DURATION")]
-    pub connect_timeout: FlagDuration,
-
-    #[arg(
-        long,
-        env = "WORKER_BASH_TIMEOUT",
-        default_value_t = FlagDuration(defaults::BASH_TIMEOUT_MAX),
-        value_name = "DURATION",
-        help = bash_timeout_help()
-    )]
-    pub bash_timeout: FlagDuration,
-
-    /// Replace the built-in system prompt (text, or @file).
-    #[arg(long, env = "WORKER_SYSTEM_PROMPT", value_name = "TEXT|@FILE")]
-    pub system_prompt: Option<String>,
-
-    /// Add to the system prompt (text, or @file).
-    #[arg(long, env = "WORKER_APPEND_SYSTEM_PROMPT", value_name = "TEXT|@FILE")]
-    pub append_system_prompt: Option<String>,
-
-    /// Don't load AGENTS.md / CLAUDE.md files.
-    #[arg(long, env = "WORKER_NO_CONTEXT_FILES")]
-    pub no_context_files: bool,
-
-    /// Record every model exchange to this fixture file (replay it with --model replay/FILE).
-    #[arg(long, env = "WORKER_RECORD", value_name = "FILE")]
-    pub record: Option<PathBuf>,
-
-    /// How the Dynamo identity travels: agent (Dynamo 1.2.x body field), request (1.3+
-    /// headers), auto (both, until the server shows which it speaks), off.
-    #[arg(
-        long,
-        env = "DYN_AGENT_TRACE_PROTOCOL",
-        value_enum,
-        default_value = "auto",
-        value_name = "PROTOCOL"
-    )]
-    pub dynamo_trace_protocol: TraceProtocol,
-
-    /// Register the GitHub tools of this permission profile (read, issues-write, review-write,
-    /// repo-write, or one from --profiles-dir). Without it there are no GitHub tools.
-    #[arg(long, env = "WORKER_PROFILE", value_name = "NAME")]
-    pub profile: Option<String>,
-
-    /// Directory of extra or overriding profile files (NAME.json).
-    #[arg(long, env = "WORKER_PROFILES_DIR", value_name = "DIR")]
-    pub profiles_dir: Option<PathBuf>,
-
-    /// Export traces and metrics over OTLP (also WORKER_OTEL_ENABLED=1|true|yes|on).
-    #[arg(long)]
-    pub otel: bool,
-
-    /// Never export telemetry, whatever else asks for it.
-    #[arg(long)]
-    pub no_otel: bool,
-
-    /// OTLP base URL; signals go to <URL>/v1/traces and /v1/metrics [default: the
-    /// OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318]
-    #[arg(long, value_name = "URL")]
-    pub otel_endpoint: Option<String>,
-
-    /// service.name of the exported telemetry [default: OTEL_SERVICE_NAME, else worker]
-    #[arg(long, value_name = "NAME")]
-    pub otel_service_name: Option<String>,
-
-    /// Attach prompts, completions and tool arguments/results to spans, cut to 4096 characters
-    /// (also WORKER_OTEL_INCLUDE_CONTENT=1).
-    #[arg(long)]
-    pub otel_include_content: bool,
-
-    /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
-    #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]
-    pub trace_file: Option<PathBuf>,
-
-    /// Prompt text; stdin, if any, is appended inside <stdin> tags.
-    pub prompt: Option<String>,
-}
-
-/// The help of `--bash-timeout`, naming the per-call default from its constant.
-fn bash_timeout_help() -> String {
-    format!(
-        "Longest a bash call may run (bash calls default to {}; the model may ask for more, up to this)",
-        FlagDuration(crate::tools::BashSettings::DEFAULT_TIMEOUT)
-    )
-}
 
 /// Variables whose values must never be written to a recording.
 const SECRET_VARS: [&str; 5] = [
@@ -210,7 +39,18 @@ const SECRET_VARS: [&str; 5] = [
 /// The run's configuration and the warnings found on the way (reported, not fatal).
 pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<String>), String> {
     let cwd = resolve_cwd(args.cwd.as_deref())?;
-    let model = parse_model(&args.model, env)?;
+    let mut model = parse_model(&args.model, env)?;
+    let auth = match &args.auth_file {
+        Some(path) => auth_file::load(path)?,
+        None => auth_file::AuthFile::default(),
+    };
+    if let ModelSource::Http {
+        provider, endpoint, ..
+    } = &mut model
+        && let Some(key) = auth.keys.get(provider.name())
+    {
+        endpoint.api_key = Some(key.clone());
+    }
     let mut config = RunConfig::new(cwd, model);
     // The stream is the record; keeping every event in memory too would grow with output.
     config.retain_records = false;
@@ -256,8 +96,13 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         }
         config.record = Some(record.clone());
     }
-    config.secrets = Secrets::from_values(SECRET_VARS.iter().filter_map(|name| env.get(name)));
-    let mut warnings = Vec::new();
+    config.secrets = Secrets::from_values(
+        SECRET_VARS
+            .iter()
+            .filter_map(|name| env.get(name))
+            .chain(auth.keys.into_values()),
+    );
+    let mut warnings = auth.warnings;
     let github = crate::github::configure(
         env,
         args.profile.as_deref(),
@@ -266,8 +111,39 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         &config.secrets,
     )?;
     warnings.extend(github.warnings);
-    if let Some(extension) = github.extension {
-        config.extensions.push(std::sync::Arc::new(extension));
+    config.extensions.push(Arc::new(github.extension));
+    let web = crate::web::Settings {
+        enabled: !args.no_web_search,
+        provider: args.web_search_provider,
+        max_calls: args.web_search_max_calls,
+    };
+    config
+        .extensions
+        .push(Arc::new(WebSearch::configure(&web, env)));
+    config.extensions.push(Arc::new(FileSearch::configure(
+        !args.no_file_search,
+        args.file_search_mode,
+    )));
+    let skills = crate::skills::Settings {
+        paths: args.skill.clone(),
+        no_discovery: args.no_skills,
+        home: env.get("HOME").map(PathBuf::from),
+    };
+    config
+        .extensions
+        .push(Arc::new(Skills::discover(&skills, &config.cwd)));
+    config.sandbox = crate::sandbox::Settings {
+        backend: args.sandbox,
+        image: args.sandbox_image.clone(),
+        env: args.sandbox_env.clone(),
+        allow_hosts: (!args.allow_host.is_empty()).then(|| args.allow_host.clone()),
+        no_network: args.no_network,
+    };
+    if args.session_dir.is_some() && !args.no_session {
+        warnings.push(
+            "--session-dir: worker does not write session files yet; nothing is persisted"
+                .to_string(),
+        );
     }
     let decorate = matches!(
         config.model,
@@ -346,20 +222,27 @@ pub fn parse_model(raw: &str, env: &dyn Env) -> Result<ModelSource, String> {
                         .unwrap_or_else(|| defaults::DYNAMO_BASE_URL.to_string()),
                 ),
                 api_key: env.get("DYNAMO_API_KEY"),
+                required_key: None,
             },
             model: chosen,
         }),
-        "openai" => Ok(ModelSource::Http {
-            provider: HttpProvider::OpenAi,
-            endpoint: Endpoint {
-                base_url: normalize_base_url(
-                    &env.get("OPENAI_BASE_URL")
-                        .unwrap_or_else(|| defaults::OPENAI_BASE_URL.to_string()),
-                ),
-                api_key: env.get("OPENAI_API_KEY"),
-            },
-            model: chosen,
-        }),
+        "openai" => {
+            let base_url = normalize_base_url(
+                &env.get("OPENAI_BASE_URL")
+                    .unwrap_or_else(|| defaults::OPENAI_BASE_URL.to_string()),
+            );
+            // OpenAI itself needs a key; a compatible server elsewhere may not.
+            let required_key = (base_url == defaults::OPENAI_BASE_URL).then_some("OPENAI_API_KEY");
+            Ok(ModelSource::Http {
+                provider: HttpProvider::OpenAi,
+                endpoint: Endpoint {
+                    base_url,
+                    api_key: env.get("OPENAI_API_KEY"),
+                    required_key,
+                },
+                model: chosen,
+            })
+        }
         "replay" => {
             let path =
                 PathBuf::from(id.ok_or("--model replay/<file>: the fixture path is missing")?);

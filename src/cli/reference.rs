@@ -45,7 +45,13 @@ fn flag(arg: &Arg, long: &str) -> String {
         Some(names) if takes_value => format!(" <{}>", names.join(" ")),
         _ => String::new(),
     };
-    format!("{short}--{long}{value}")
+    let aliases: String = arg
+        .get_visible_aliases()
+        .unwrap_or_default()
+        .iter()
+        .map(|alias| format!(", --{alias}"))
+        .collect();
+    format!("{short}--{long}{aliases}{value}")
 }
 
 /// The help text, and the default: clap's own, else one the text states as

@@ -88,6 +88,8 @@ pub struct RunConfig {
     /// When `limits.timeout` started counting: when the config was made, so that reading the
     /// prompt is inside the budget.
     pub budget_start: Instant,
+    /// Where tools run.
+    pub sandbox: crate::sandbox::Settings,
 }
 
 impl RunConfig {
@@ -107,6 +109,7 @@ impl RunConfig {
             secrets: Secrets::default(),
             extensions: Vec::new(),
             budget_start: Instant::now(),
+            sandbox: crate::sandbox::Settings::default(),
         }
     }
 }
@@ -157,6 +160,9 @@ pub struct Endpoint {
     /// Ends in the API root (`.../v1`), no trailing slash.
     pub base_url: String,
     pub api_key: Option<String>,
+    /// The variable the key comes from when this endpoint cannot work without one; the run
+    /// fails before its first request when there is no key. `None`: a key is optional.
+    pub required_key: Option<&'static str>,
 }
 
 impl std::fmt::Debug for Endpoint {

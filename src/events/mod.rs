@@ -78,8 +78,13 @@ impl Producer {
     rename_all_fields = "camelCase"
 )]
 pub enum Event<'a> {
-    /// A subsystem's startup status (`extension` names it: `github`, `telemetry`, ...).
+    /// Where tools run; the first line after the header.
+    SandboxStatus(&'a SandboxStatus),
+    /// A subsystem's startup status (`extension` names it: `github`, `web-search`,
+    /// `file-search`, `telemetry`, ...).
     ExtensionStatus(&'a ExtensionStatus),
+    /// The Agent Skills found and offered to the model.
+    SkillsStatus(&'a SkillsStatus),
     /// The Dynamo trace bridge's settings, right after the header.
     TraceStatus(&'a TraceStatus),
     /// The Dynamo trace bridge's counters, right before `usage_snapshot`.
@@ -108,6 +113,7 @@ pub enum Event<'a> {
     ToolExecutionUpdate {
         tool_call_id: &'a str,
         tool_name: &'a str,
+        args: &'a Value,
         partial_result: &'a ToolResult,
     },
     ToolExecutionEnd {
@@ -134,6 +140,12 @@ pub enum Event<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         final_error: Option<&'a str>,
     },
+    /// The turn limit (`--max-steps` / `--max-turns`) stopped a model that wanted to go on;
+    /// agentic-pi's name for it, followed by `limit_reached`.
+    MaxStepsReached {
+        max_steps: u32,
+        steps: u32,
+    },
     /// A configured limit stopped the run (exit code 3).
     LimitReached(&'a LimitReached),
     /// Why the run failed (exit code 1); always followed by `agent_end` (when `agent_start`
@@ -144,6 +156,8 @@ pub enum Event<'a> {
     AgentEnd {
         messages: &'a [Message],
         stop_reason: RunStopReason,
+        /// Always `false`: a run retries inside itself (`auto_retry_start`) and ends once.
+        will_retry: bool,
     },
     /// Always the last line of a run that printed a header.
     UsageSnapshot {
@@ -164,6 +178,69 @@ pub struct ExtensionStatus {
     /// Extension-specific fields (`profile`, `toolCount`, `auth`, ...).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
+}
+
+/// `sandbox_status`: where tools run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxStatus {
+    /// `none`: on the host, as worker's user.
+    pub backend: &'static str,
+    pub status: SandboxState,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxState {
+    pub backend: &'static str,
+    /// Where tools start.
+    pub cwd: String,
+    /// What network commands have: `host` (no restriction).
+    pub network: &'static str,
+}
+
+/// `skills_status`: the Agent Skills offered to the model (name and description in the
+/// system prompt; the model reads a skill's file when it needs it).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsStatus {
+    /// `default` (discovery only), `configured` (`--skill` given) or `disabled`
+    /// (`--no-skills` and no `--skill`).
+    pub status: SkillsState,
+    /// How many skills were found and offered.
+    pub discovered: u32,
+    pub skills: Vec<SkillEntry>,
+    /// The `--skill` paths that were loaded.
+    pub mapped_paths: Vec<String>,
+    pub no_skills: bool,
+    /// Skills that could not be loaded (bad frontmatter, a missing `--skill` path), and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<SkillProblem>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillsState {
+    Default,
+    Configured,
+    Disabled,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillEntry {
+    pub name: String,
+    /// The skill's SKILL.md.
+    pub source: String,
+    /// `false` when the frontmatter sets `disable-model-invocation: true`: it is not listed
+    /// in the system prompt.
+    pub model_invocable: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillProblem {
+    pub path: String,
+    pub message: String,
 }
 
 /// `trace_status`: how the Dynamo trace bridge is set up for this run.
@@ -472,10 +549,23 @@ pub enum LimitKind {
     Timeout,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Serialized as `{kind, name, message}`: `name` is the kind as an error class name
+/// (`HttpError`, ...), the field agentic-pi consumers read.
+#[derive(Debug, Clone, PartialEq)]
 pub struct FatalError {
     pub kind: FatalErrorKind,
     pub message: String,
+}
+
+impl Serialize for FatalError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("FatalError", 3)?;
+        out.serialize_field("kind", &self.kind)?;
+        out.serialize_field("name", self.kind.error_name())?;
+        out.serialize_field("message", &self.message)?;
+        out.end()
+    }
 }
 
 /// The class of a run failure, for orchestrators that branch on it.
@@ -494,10 +584,29 @@ pub enum FatalErrorKind {
     ContentFilter,
     /// Model discovery (`GET /models`) failed.
     ModelDiscovery,
+    /// The provider needs an API key and none was given.
+    Auth,
     /// The replay fixture has no answer for this request.
     Replay,
     /// A local failure (e.g. `--record` could not write its file).
     Internal,
+}
+
+impl FatalErrorKind {
+    /// The kind as an error class name, for `fatal_error.error.name`.
+    pub fn error_name(self) -> &'static str {
+        match self {
+            FatalErrorKind::Http => "HttpError",
+            FatalErrorKind::Transport => "TransportError",
+            FatalErrorKind::Stream => "StreamError",
+            FatalErrorKind::Length => "LengthError",
+            FatalErrorKind::ContentFilter => "ContentFilterError",
+            FatalErrorKind::ModelDiscovery => "ModelDiscoveryError",
+            FatalErrorKind::Auth => "AuthError",
+            FatalErrorKind::Replay => "ReplayError",
+            FatalErrorKind::Internal => "InternalError",
+        }
+    }
 }
 
 /// The run's totals (`usage_snapshot.stats`), counted over every model request, retried

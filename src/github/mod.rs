@@ -40,7 +40,8 @@ pub struct GitHubExtension {
 
 /// What `--profile` resolved to, and what to warn about.
 pub struct Configured {
-    pub extension: Option<GitHubExtension>,
+    /// Always there: without `--profile` (or credentials) it is a skipped status line.
+    pub extension: GitHubExtension,
     pub warnings: Vec<String>,
 }
 
@@ -56,7 +57,16 @@ pub fn configure(
     let profiles = Profiles::load(profiles_dir, &TOOL_NAMES).map_err(|err| err.to_string())?;
     let Some(profile) = profile else {
         return Ok(Configured {
-            extension: None,
+            extension: GitHubExtension {
+                status: ExtensionStatus {
+                    extension: "github".into(),
+                    status: ExtensionState::Skipped,
+                    reason: Some("no-profile".into()),
+                    message: Some("no --profile: no GitHub tools".into()),
+                    extra: serde_json::Map::new(),
+                },
+                tools: Vec::new(),
+            },
             warnings: Vec::new(),
         });
     };
@@ -74,10 +84,10 @@ pub fn configure(
                 Some((missing.reason, &missing.message)),
             );
             return Ok(Configured {
-                extension: Some(GitHubExtension {
+                extension: GitHubExtension {
                     status,
                     tools: Vec::new(),
-                }),
+                },
                 warnings: vec![format!(
                     "--profile {profile}: GitHub tools skipped ({}): {}",
                     missing.reason, missing.message
@@ -108,7 +118,7 @@ pub fn configure(
         None,
     );
     Ok(Configured {
-        extension: Some(GitHubExtension { status, tools }),
+        extension: GitHubExtension { status, tools },
         warnings: Vec::new(),
     })
 }

@@ -9,7 +9,7 @@ use crate::events::FatalErrorKind;
 pub enum LlmError {
     #[error("{0}")]
     Transport(#[from] TransportError),
-    #[error("HTTP {status}: {message}")]
+    #[error("HTTP {status}{}: {message}", reason(*.status))]
     Status {
         status: u16,
         message: String,
@@ -96,6 +96,14 @@ impl LlmError {
     }
 }
 
+/// ` Unauthorized` for 401: the status's standard reason phrase, if it has one.
+fn reason(status: u16) -> String {
+    http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|code| code.canonical_reason())
+        .map_or(String::new(), |phrase| format!(" {phrase}"))
+}
+
 /// At most `max` bytes of `text` (on a char boundary), marked when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
     let text = text.trim();
@@ -117,18 +125,24 @@ mod tests {
             r#"{"error":{"message":"bad key","type":"auth"}}"#,
             None,
         );
-        assert_eq!(err.to_string(), "HTTP 401: bad key");
+        assert_eq!(err.to_string(), "HTTP 401 Unauthorized: bad key");
         let err = LlmError::from_status(
             400,
             r#"{"message":"unknown field agent_context","code":400}"#,
             None,
         );
-        assert_eq!(err.to_string(), "HTTP 400: unknown field agent_context");
-        let err = LlmError::from_status(502, "<html>bad gateway</html>", None);
-        assert_eq!(err.to_string(), "HTTP 502: <html>bad gateway</html>");
         assert_eq!(
-            LlmError::from_status(500, "", None).to_string(),
-            "HTTP 500: (empty response body)"
+            err.to_string(),
+            "HTTP 400 Bad Request: unknown field agent_context"
+        );
+        let err = LlmError::from_status(502, "<html>bad gateway</html>", None);
+        assert_eq!(
+            err.to_string(),
+            "HTTP 502 Bad Gateway: <html>bad gateway</html>"
+        );
+        assert_eq!(
+            LlmError::from_status(599, "", None).to_string(),
+            "HTTP 599: (empty response body)"
         );
     }
 

@@ -182,6 +182,10 @@ impl ReplayTransport {
 }
 
 impl Transport for ReplayTransport {
+    fn target(&self) -> String {
+        "the replay fixture".to_string()
+    }
+
     fn send<'a>(&'a self, _request: &'a Request) -> TransportFuture<'a> {
         let next = self.exchanges.lock_or_recover().pop_front();
         let total = self.total;
@@ -279,6 +283,10 @@ impl RecordingTransport {
 }
 
 impl Transport for RecordingTransport {
+    fn target(&self) -> String {
+        self.inner.target()
+    }
+
     fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a> {
         Box::pin(async move {
             match self.inner.send(request).await {

@@ -53,6 +53,9 @@ pub enum TransportError {
 
 pub trait Transport: Send + Sync {
     fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a>;
+
+    /// Where requests go, for error messages: the URL, or the fixture being replayed.
+    fn target(&self) -> String;
 }
 
 /// Chat completions over HTTP with reqwest (rustls).
@@ -98,6 +101,10 @@ pub fn http_client(
 }
 
 impl Transport for HttpTransport {
+    fn target(&self) -> String {
+        self.url.clone()
+    }
+
     fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a> {
         Box::pin(async move {
             let mut headers = HeaderMap::new();

@@ -84,6 +84,18 @@ fn truthy(value: Option<String>) -> bool {
     })
 }
 
+/// Turn export on; agentic-pi's names are read too, so its deployments keep working.
+const ENABLED_VARS: [&str; 2] = ["WORKER_OTEL_ENABLED", "AGENTIC_PI_OTEL_ENABLED"];
+/// Attach content to spans.
+const INCLUDE_CONTENT_VARS: [&str; 2] = [
+    "WORKER_OTEL_INCLUDE_CONTENT",
+    "AGENTIC_PI_OTEL_INCLUDE_CONTENT",
+];
+
+fn first_set(env: &dyn Env, names: &[&str]) -> Option<String> {
+    names.iter().find_map(|name| env.get(name))
+}
+
 /// Decides whether telemetry runs, and builds it if so.
 pub fn configure(
     env: &dyn Env,
@@ -104,7 +116,7 @@ pub fn configure(
             warnings: Vec::new(),
         };
     }
-    if !(flags.otel || truthy(env.get("WORKER_OTEL_ENABLED"))) {
+    if !(flags.otel || truthy(first_set(env, &ENABLED_VARS))) {
         return Configured {
             extension: None,
             warnings: Vec::new(),
@@ -140,7 +152,7 @@ pub fn configure(
         protocol,
         traces: exporter_on("OTEL_TRACES_EXPORTER"),
         metrics: exporter_on("OTEL_METRICS_EXPORTER"),
-        include_content: flags.include_content || truthy(env.get("WORKER_OTEL_INCLUDE_CONTENT")),
+        include_content: flags.include_content || truthy(first_set(env, &INCLUDE_CONTENT_VARS)),
         identity,
         secrets: secrets.clone(),
     };

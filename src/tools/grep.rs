@@ -91,35 +91,84 @@ fn search(
     params: &GrepArgs,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<ToolResult, ToolError> {
-    if std::fs::symlink_metadata(root).is_err() {
-        return Err(ToolError::new(format!("Path not found: {display}")));
-    }
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(params.ignore_case.is_some_and(|f| f.0))
         .fixed_strings(params.literal.is_some_and(|f| f.0))
         .line_terminator(Some(b'\n'))
         .build(&params.pattern)
         .map_err(|err| ToolError::new(format!("Invalid regex '{}': {err}", params.pattern)))?;
-    let limit = params
-        .limit
-        .filter(|n| n.0 > 0)
-        .map_or(DEFAULT_LIMIT, |n| n.0 as usize);
-    let context = params.context.map_or(0, |n| n.0 as usize);
+    let globs: Vec<String> = params
+        .glob
+        .iter()
+        .filter(|g| !g.trim().is_empty())
+        .cloned()
+        .collect();
+    let query = Query {
+        matcher,
+        globs,
+        limit: params
+            .limit
+            .filter(|n| n.0 > 0)
+            .map_or(DEFAULT_LIMIT, |n| n.0 as usize),
+        context: params.context.map_or(0, |n| n.0 as usize),
+        skip: 0,
+        paged: false,
+    };
+    run_query(root, display, &query, cancelled)
+}
+
+/// A content search: what to match, where, and how much to return.
+pub(super) struct Query {
+    pub matcher: RegexMatcher,
+    /// Include globs, and `!`-prefixed exclude globs, relative to the search root.
+    pub globs: Vec<String>,
+    /// Matches to return.
+    pub limit: usize,
+    /// Lines before and after each match.
+    pub context: usize,
+    /// Matches to pass over first (a later page).
+    pub skip: usize,
+    /// More matches are fetched with a cursor (multi_grep), not a larger limit (grep).
+    pub paged: bool,
+}
+
+/// Runs a search under `root` (shown to the model as `display`).
+pub(super) fn run_query(
+    root: &Path,
+    display: &str,
+    query: &Query,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<ToolResult, ToolError> {
+    if std::fs::symlink_metadata(root).is_err() {
+        return Err(ToolError::new(format!("Path not found: {display}")));
+    }
+    let Query {
+        matcher,
+        limit,
+        context,
+        skip,
+        ..
+    } = query;
+    let (limit, context, skip) = (*limit, *context, *skip);
+    // The search collects the skipped matches too, then leaves them out of the output.
+    let wanted = limit.saturating_add(skip);
 
     let mut walker = walk::builder(root);
-    if let Some(glob) = params.glob.as_deref().filter(|g| !g.trim().is_empty()) {
+    if !query.globs.is_empty() {
         let base = if root.is_dir() {
             root
         } else {
             root.parent().unwrap_or(root)
         };
         let mut overrides = OverrideBuilder::new(base);
-        overrides
-            .add(glob)
-            .map_err(|err| ToolError::new(format!("Invalid glob '{glob}': {err}")))?;
+        for glob in &query.globs {
+            overrides
+                .add(glob)
+                .map_err(|err| ToolError::new(format!("Invalid glob '{glob}': {err}")))?;
+        }
         let overrides = overrides
             .build()
-            .map_err(|err| ToolError::new(format!("Invalid glob '{glob}': {err}")))?;
+            .map_err(|err| ToolError::new(format!("Invalid glob: {err}")))?;
         walker.overrides(overrides);
     }
 
@@ -136,7 +185,7 @@ fn search(
         let found = &found;
         let matches = &matches;
         Box::new(move |entry| {
-            if cancelled() || matches.load(Ordering::Relaxed) >= limit {
+            if cancelled() || matches.load(Ordering::Relaxed) >= wanted {
                 return WalkState::Quit;
             }
             let Ok(entry) = entry else {
@@ -145,7 +194,7 @@ fn search(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            if let Some(hits) = search_file(&mut searcher, &matcher, entry.path(), limit) {
+            if let Some(hits) = search_file(&mut searcher, &matcher, entry.path(), wanted) {
                 let count = hits.lines.iter().filter(|h| h.is_match).count();
                 matches.fetch_add(count, Ordering::Relaxed);
                 found.lock_or_recover().push(hits);
@@ -158,7 +207,7 @@ fn search(
     }
     let mut files = found.into_inner_or_recover();
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(render(root, files, limit))
+    Ok(render(root, files, limit, skip, query.paged))
 }
 
 fn search_file(
@@ -212,7 +261,7 @@ impl Sink for Collector {
     }
 }
 
-fn render(root: &Path, files: Vec<FileHits>, limit: usize) -> ToolResult {
+fn render(root: &Path, files: Vec<FileHits>, limit: usize, skip: usize, paged: bool) -> ToolResult {
     let base = if root.is_dir() {
         root.to_path_buf()
     } else {
@@ -220,6 +269,7 @@ fn render(root: &Path, files: Vec<FileHits>, limit: usize) -> ToolResult {
     };
     let mut out = Vec::new();
     let mut shown = 0;
+    let mut passed = 0;
     let mut lines_cut = false;
     'files: for file in &files {
         let rel = paths::relative_posix(&base, &file.path);
@@ -228,7 +278,13 @@ fn render(root: &Path, files: Vec<FileHits>, limit: usize) -> ToolResult {
                 if shown == limit {
                     break 'files;
                 }
+                if passed < skip {
+                    passed += 1;
+                    continue;
+                }
                 shown += 1;
+            } else if passed < skip {
+                continue;
             }
             let (text, cut) = cap_line(&hit.text, MAX_LINE_CHARS);
             lines_cut |= cut;
@@ -242,7 +298,17 @@ fn render(root: &Path, files: Vec<FileHits>, limit: usize) -> ToolResult {
     // The search stops once `limit` matches are in, so reaching it means there may be more.
     let limit_reached = shown == limit;
     let mut listing = Listing::new(&out);
-    if limit_reached {
+    if limit_reached && paged {
+        listing.notice(
+            format!(
+                "{limit} matches limit reached. Continue with cursor=\"{}\", or refine the patterns",
+                skip + limit
+            ),
+            "matchLimitReached",
+            json!(limit),
+            true,
+        );
+    } else if limit_reached {
         listing.notice(
             format!(
                 "{limit} matches limit reached. Use limit={} for more, or refine pattern",

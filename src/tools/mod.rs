@@ -32,6 +32,7 @@ mod hashline;
 mod hashline_edit;
 mod locks;
 mod ls;
+mod multi_grep;
 pub mod paths;
 mod read;
 pub mod truncate;
@@ -41,6 +42,7 @@ mod write;
 pub use bash::Leftovers;
 pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
+pub use multi_grep::MultiGrepTool;
 
 /// Tools active unless `--tools` says otherwise, in the order the model sees them.
 pub const DEFAULT_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];

@@ -102,7 +102,7 @@ fn bad_flags_and_models_are_usage_errors() {
     assert_usage_error(
         &["run", "--model", "dynamo/m", "--tools", "read,teleport"],
         b"q",
-        "worker: unknown tool in --tools: teleport. Available: read, write, edit, bash, grep, find, ls, hashline_edit\n",
+        "worker: unknown tool in --tools: teleport. Available: read, write, edit, bash, grep, find, ls, hashline_edit, multi_grep\n",
     );
     assert_usage_error(
         &[

@@ -1,6 +1,9 @@
 //! GitHub tools through the real binary: registration-time gating by profile, the status line,
 //! usage errors, and a secret scan of every output of a run made with recognizable secrets.
 
+/// Tools every run has: the built-in ones and multi_grep.
+const BUILTIN: usize = 8;
+
 use crate::support::mock_llm::*;
 use crate::support::{Run, run_worker};
 use serde_json::{Value, json};
@@ -55,18 +58,18 @@ async fn a_profile_registers_only_its_tools_and_says_so() {
     )
     .await;
     run.assert_code(0);
-    let status = run.first("extension_status");
+    let status = run.extension("github");
     assert_eq!(
         status,
         &json!({"type": "extension_status", "extension": "github", "status": "configured", "profile": "read", "toolCount": 18, "auth": "token", "sessionId": status["sessionId"], "timestamp": status["timestamp"]})
     );
     assert_eq!(
-        run.types()[1],
-        "extension_status",
-        "status lines follow the header"
+        run.types()[1..3],
+        ["sandbox_status", "extension_status"],
+        "status lines follow the header, github's first"
     );
     let names = tool_names(&mock.requests()[0].body);
-    assert_eq!(names.len(), 7 + 18);
+    assert_eq!(names.len(), BUILTIN + 18);
     assert!(names.contains(&"github_get_issue".to_string()));
     assert!(
         !names.contains(&"github_create_issue".to_string()),
@@ -104,14 +107,10 @@ async fn every_profile_has_its_size_and_tools_still_filters() {
         )
         .await;
         run.assert_code(0);
-        assert_eq!(
-            run.first("extension_status")["toolCount"],
-            count,
-            "{profile}"
-        );
+        assert_eq!(run.extension("github")["toolCount"], count, "{profile}");
         assert_eq!(
             tool_names(&mock.requests()[0].body).len(),
-            7 + count,
+            BUILTIN + count,
             "{profile}"
         );
     }
@@ -160,7 +159,7 @@ async fn unknown_profiles_are_usage_errors_and_missing_credentials_skip_with_a_w
     )
     .await;
     run.assert_code(0);
-    let status = run.first("extension_status");
+    let status = run.extension("github");
     assert_eq!(
         (
             status["status"].as_str(),
@@ -170,7 +169,7 @@ async fn unknown_profiles_are_usage_errors_and_missing_credentials_skip_with_a_w
         (Some("skipped"), Some("no-credentials"), Some(0))
     );
     assert!(run.stderr.starts_with("worker: --profile read: GitHub tools skipped (no-credentials): no GitHub credentials: set GITHUB_TOKEN"), "{}", run.stderr);
-    assert_eq!(tool_names(&mock.requests()[0].body).len(), 7);
+    assert_eq!(tool_names(&mock.requests()[0].body).len(), BUILTIN);
 
     let mock = MockLlm::start(vec![answer("ok")]);
     let run = worker(
@@ -179,9 +178,11 @@ async fn unknown_profiles_are_usage_errors_and_missing_credentials_skip_with_a_w
     )
     .await;
     run.assert_code(0);
-    assert!(
-        !run.types().contains(&"extension_status".to_string()),
-        "no --profile: no GitHub line"
+    let github = run.extension("github");
+    assert_eq!(
+        (github["status"].as_str(), github["reason"].as_str()),
+        (Some("skipped"), Some("no-profile")),
+        "no --profile: a skipped GitHub line, as agentic-pi prints"
     );
     assert_eq!(run.stderr, "");
 }
@@ -213,7 +214,7 @@ async fn a_profiles_dir_adds_profiles_and_broken_ones_are_usage_errors() {
     )
     .await;
     run.assert_code(0);
-    assert_eq!(run.first("extension_status")["toolCount"], 19);
+    assert_eq!(run.extension("github")["toolCount"], 19);
     std::fs::write(
         dir.path().join("loop.json"),
         r#"{"extends": "loop", "tools": []}"#,

@@ -201,8 +201,7 @@ fn a_run_exports_the_span_tree_metrics_and_joins_the_callers_trace() {
         ],
     );
     run.assert_code(0);
-    let status = run.first("extension_status");
-    assert_eq!(status["extension"], "telemetry");
+    let status = run.extension("telemetry");
     assert_eq!(status["status"], "configured");
     assert_eq!(status["endpoint"], collector.url.as_str());
     assert_eq!(status["includeContent"], false);
@@ -359,7 +358,7 @@ fn a_failed_run_marks_the_session_span_as_an_error() {
     let session = named(&spans, "worker.session")[0];
     let status = session.status.as_ref().unwrap();
     assert_eq!(status.code, 2);
-    assert_eq!(status.message, "HTTP 401: bad key");
+    assert_eq!(status.message, "HTTP 401 Unauthorized: bad key");
     assert_eq!(
         named(&spans, "chat m")[0].status.as_ref().map(|s| s.code),
         Some(2)
@@ -375,14 +374,14 @@ fn off_unless_enabled_and_no_otel_wins() {
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.url)],
     );
     run.assert_code(0);
-    assert!(!run.types().contains(&"extension_status".to_string()));
+    assert!(!run.has_extension("telemetry"));
     let (run, _mock) = run_with(
         &collector.url,
         &["--otel", "--no-otel"],
         &[("WORKER_OTEL_ENABLED", "1")],
     );
     run.assert_code(0);
-    let status = run.first("extension_status");
+    let status = run.extension("telemetry");
     assert_eq!(
         (status["status"].as_str(), status["reason"].as_str()),
         (Some("skipped"), Some("disabled-by-flag"))
@@ -398,7 +397,7 @@ fn off_unless_enabled_and_no_otel_wins() {
         ],
     );
     run.assert_code(0);
-    assert_eq!(run.first("extension_status")["metrics"], false);
+    assert_eq!(run.extension("telemetry")["metrics"], false);
     assert!(
         !collector.spans().is_empty(),
         "the env switch enables export"

@@ -39,7 +39,7 @@ async fn setup_with(profile: &str, env: &[(&str, &str)]) -> Gh {
         &worker::secrets::Secrets::default(),
     )
     .unwrap();
-    let extension = configured.extension.expect("the github extension");
+    let extension = configured.extension;
     let tools = worker::agent::Extension::tools(&extension);
     Gh { server, tools, dir }
 }

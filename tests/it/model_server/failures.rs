@@ -14,7 +14,10 @@ fn a_500_is_retried_visibly_and_counted() {
     let start = run.first("auto_retry_start");
     assert_eq!(start["attempt"], 1);
     assert_eq!(start["maxAttempts"], 3);
-    assert_eq!(start["errorMessage"], "HTTP 500: worker crashed");
+    assert_eq!(
+        start["errorMessage"],
+        "HTTP 500 Internal Server Error: worker crashed"
+    );
     assert!(start["delayMs"].as_u64().unwrap() < 100);
     let end = run.first("auto_retry_end");
     assert_eq!(end["success"], true);
@@ -60,11 +63,11 @@ fn retries_give_up_after_max_retries_with_a_fatal_http_error() {
     let end = run.first("auto_retry_end");
     assert_eq!(
         end,
-        &json!({"type": "auto_retry_end", "success": false, "attempt": 2, "finalError": "HTTP 503: busy", "sessionId": end["sessionId"], "timestamp": end["timestamp"]})
+        &json!({"type": "auto_retry_end", "success": false, "attempt": 2, "finalError": "HTTP 503 Service Unavailable: busy", "sessionId": end["sessionId"], "timestamp": end["timestamp"]})
     );
     assert_eq!(
         run.first("fatal_error")["error"],
-        json!({"kind": "http", "message": "HTTP 503: busy"})
+        json!({"kind": "http", "name": "HttpError", "message": "HTTP 503 Service Unavailable: busy"})
     );
     assert_eq!(
         run.outline()[run.outline().len() - 6..],
@@ -80,7 +83,10 @@ fn retries_give_up_after_max_retries_with_a_fatal_http_error() {
     assert_eq!(run.first("agent_end")["stopReason"], "error");
     let message = &run.all("message_end")[1]["message"];
     assert_eq!(message["stopReason"], "error");
-    assert_eq!(message["errorMessage"], "HTTP 503: busy");
+    assert_eq!(
+        message["errorMessage"],
+        "HTTP 503 Service Unavailable: busy"
+    );
     assert_eq!(run.stats()["llmRequests"], 3);
 }
 
@@ -96,7 +102,7 @@ fn a_401_is_not_retried() {
     assert!(run.all("auto_retry_start").is_empty());
     assert_eq!(
         run.first("fatal_error")["error"],
-        json!({"kind": "http", "message": "HTTP 401: invalid api key"})
+        json!({"kind": "http", "name": "HttpError", "message": "HTTP 401 Unauthorized: invalid api key"})
     );
     assert_eq!(mock.requests().len(), 1);
 }
@@ -187,7 +193,7 @@ fn a_stream_that_ends_without_finishing_is_an_error_and_retried_when_nothing_was
     run.assert_code(1);
     assert_eq!(
         run.first("fatal_error")["error"],
-        json!({"kind": "stream", "message": "the response stream ended before the response was complete"})
+        json!({"kind": "stream", "name": "StreamError", "message": "the response stream ended before the response was complete"})
     );
 }
 
@@ -210,7 +216,7 @@ fn an_idle_stream_times_out_instead_of_hanging() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(
         run.first("fatal_error")["error"],
-        json!({"kind": "stream", "message": "no data from the model server for 0.3 s"})
+        json!({"kind": "stream", "name": "StreamError", "message": "no data from the model server for 0.3 s"})
     );
 }
 

@@ -30,6 +30,11 @@ fn streamed_text_ends_with_exit_0_and_a_usage_snapshot() {
         run.outline(),
         [
             "session",
+            "sandbox_status",
+            "extension_status",
+            "extension_status",
+            "extension_status",
+            "skills_status",
             "trace_status",
             "agent_start",
             "turn_start",
@@ -96,7 +101,16 @@ fn the_request_is_a_streaming_chat_completion_with_tools_and_a_fresh_request_id(
         .collect();
     assert_eq!(
         tool_names,
-        ["read", "write", "edit", "bash", "grep", "find", "ls"]
+        [
+            "read",
+            "write",
+            "edit",
+            "bash",
+            "grep",
+            "find",
+            "ls",
+            "multi_grep"
+        ]
     );
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(
@@ -307,7 +321,7 @@ fn model_discovery_picks_the_first_listed_model() {
     assert_eq!(mock.models_requests(), 2);
     assert_eq!(
         run.first("fatal_error")["error"]["message"],
-        "HTTP 500: mock script exhausted"
+        "HTTP 500 Internal Server Error: mock script exhausted"
     );
 }
 
@@ -340,12 +354,17 @@ fn model_discovery_failure_is_fatal_names_the_url_and_does_not_hang() {
     );
     assert_eq!(
         run.first("fatal_error")["error"],
-        json!({"kind": "model_discovery", "message": format!("model discovery failed: GET {url}/models: no answer within 2 s (2 attempts)")})
+        json!({"kind": "model_discovery", "name": "ModelDiscoveryError", "message": format!("model discovery failed: GET {url}/models: no answer within 2 s (2 attempts)")})
     );
     assert_eq!(
         run.outline(),
         [
             "session",
+            "sandbox_status",
+            "extension_status",
+            "extension_status",
+            "extension_status",
+            "skills_status",
             "trace_status",
             "fatal_error",
             "trace_summary",

@@ -73,6 +73,21 @@ impl Run {
             .unwrap_or_else(|| panic!("no {kind} event in:\n{}", self.stdout))
     }
 
+    /// The `extension_status` line of one extension (`github`, `telemetry`, ...).
+    pub fn extension(&self, name: &str) -> &Value {
+        self.events
+            .iter()
+            .find(|e| e["type"] == "extension_status" && e["extension"] == name)
+            .unwrap_or_else(|| panic!("no extension_status for {name}:\n{}", self.stdout))
+    }
+
+    /// Whether an extension printed a status line.
+    pub fn has_extension(&self, name: &str) -> bool {
+        self.events
+            .iter()
+            .any(|e| e["type"] == "extension_status" && e["extension"] == name)
+    }
+
     pub fn all(&self, kind: &str) -> Vec<&Value> {
         self.events.iter().filter(|e| e["type"] == kind).collect()
     }

@@ -1,0 +1,130 @@
+//! The one stderr line that says why a run did not succeed, in words a person can act on.
+//!
+//! An orchestrator that only keeps the stderr tail of a failed process (lastlight does) must
+//! still learn the cause: which request failed, after how many tries, where it went and what
+//! the server said; which limit stopped the run; which signal ended it.
+
+use crate::control::AbortReason;
+use crate::events::{FatalError, FatalErrorKind, LimitKind, LimitReached};
+
+/// How a run that did not succeed ended, for [`failure_line`].
+pub enum Failure<'a> {
+    Fatal {
+        error: &'a FatalError,
+        /// Model requests made for the turn that failed (retries included).
+        requests: u32,
+        /// Where they went (a URL, or the replay fixture).
+        target: &'a str,
+    },
+    Limit(&'a LimitReached),
+    Aborted(Option<AbortReason>),
+}
+
+/// The line (without the `worker: ` prefix the binary adds).
+pub fn failure_line(failure: Failure<'_>) -> String {
+    match failure {
+        Failure::Fatal {
+            error,
+            requests,
+            target,
+        } => match error.kind {
+            FatalErrorKind::Http
+            | FatalErrorKind::Transport
+            | FatalErrorKind::Stream
+            | FatalErrorKind::Replay => {
+                let retries = match requests.saturating_sub(1) {
+                    0 => String::new(),
+                    1 => " after 1 retry".to_string(),
+                    n => format!(" after {n} retries"),
+                };
+                format!(
+                    "model request to {target} failed{retries}: {}",
+                    error.message
+                )
+            }
+            FatalErrorKind::Length => {
+                "the model hit the output limit (finish_reason length); raise --max-tokens or ask for less"
+                    .to_string()
+            }
+            FatalErrorKind::ContentFilter => format!("the model stopped: {}", error.message),
+            FatalErrorKind::ModelDiscovery => format!("model discovery failed: {}", error.message),
+            FatalErrorKind::Auth => error.message.clone(),
+            FatalErrorKind::Internal => format!("run failed: {}", error.message),
+        },
+        Failure::Limit(limit) => match limit.limit {
+            LimitKind::MaxTurns => format!(
+                "limit reached: max turns {} (the model wanted to go on)",
+                limit.max_turns.unwrap_or(limit.turns)
+            ),
+            LimitKind::Timeout => format!(
+                "limit reached: timeout {} s after {:.1} s",
+                limit.timeout_ms.unwrap_or(0) as f64 / 1000.0,
+                limit.elapsed_ms as f64 / 1000.0
+            ),
+        },
+        Failure::Aborted(reason) => match reason {
+            Some(AbortReason::Interrupt) => "interrupted by SIGINT".to_string(),
+            Some(AbortReason::Terminate) => "terminated by SIGTERM".to_string(),
+            Some(AbortReason::OutputClosed) => "stopped: the reader closed stdout".to_string(),
+            Some(AbortReason::Timeout) | None => "aborted".to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fatal(kind: FatalErrorKind, message: &str) -> FatalError {
+        FatalError {
+            kind,
+            message: message.to_string(),
+        }
+    }
+
+    #[test]
+    fn each_way_to_fail_reads_as_a_sentence() {
+        let http = fatal(FatalErrorKind::Http, "HTTP 401 Unauthorized: bad key");
+        assert_eq!(
+            failure_line(Failure::Fatal {
+                error: &http,
+                requests: 1,
+                target: "http://h/v1/chat/completions",
+            }),
+            "model request to http://h/v1/chat/completions failed: HTTP 401 Unauthorized: bad key"
+        );
+        let refused = fatal(FatalErrorKind::Transport, "connection refused");
+        assert_eq!(
+            failure_line(Failure::Fatal {
+                error: &refused,
+                requests: 4,
+                target: "http://h/v1/chat/completions",
+            }),
+            "model request to http://h/v1/chat/completions failed after 3 retries: connection refused"
+        );
+        let length = fatal(FatalErrorKind::Length, "x");
+        assert!(
+            failure_line(Failure::Fatal {
+                error: &length,
+                requests: 1,
+                target: "t",
+            })
+            .starts_with("the model hit the output limit (finish_reason length)")
+        );
+        let limit = LimitReached {
+            limit: LimitKind::MaxTurns,
+            turns: 20,
+            max_turns: Some(20),
+            timeout_ms: None,
+            elapsed_ms: 5,
+        };
+        assert_eq!(
+            failure_line(Failure::Limit(&limit)),
+            "limit reached: max turns 20 (the model wanted to go on)"
+        );
+        assert_eq!(
+            failure_line(Failure::Aborted(Some(AbortReason::Terminate))),
+            "terminated by SIGTERM"
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! The command line's definitions: every flag of `worker run`, its help, environment
+//! variable and default, in one place. `--help`, the README's flag table and the parser all
+//! read them. Flags that agentic-pi 0.3 users already pass are accepted under the same
+//! spelling (see [`super::compat`] for the few that need rewriting).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{FlagDuration, ThinkingLevel, defaults};
+use crate::dynamo::protocol::TraceProtocol;
+use crate::exit::ExitStatus;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "worker",
+    version,
+    about = "One-shot, headless coding agent: prompt on stdin, JSONL events on stdout",
+    after_help = ExitStatus::help_section()
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task: read the prompt from stdin, print events as JSON lines.
+    ///
+    /// A flag given twice takes its last value (orchestrators append overrides to a default
+    /// command line); repeatable flags (--skill, --sandbox-env, --allow-host) add up.
+    #[command(after_help = ExitStatus::help_section(), args_override_self = true)]
+    Run(Box<RunArgs>),
+    /// Work with Dynamo trace files.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Convert a trace (worker's --trace-file or Dynamo's JSONL sink) to Chrome Trace Event
+    /// JSON for ui.perfetto.dev: one process per session, one track per trajectory.
+    Perfetto {
+        /// The trace, one JSON record per line.
+        input: PathBuf,
+        /// Where to write the Chrome Trace Event JSON.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Model as provider/id: dynamo/<id>, dynamo/default (first model the server lists),
+    /// openai/<id>, or replay/<fixture.jsonl>. Ids may contain '/'.
+    #[arg(short = 'm', long, env = "WORKER_MODEL", value_name = "PROVIDER/ID")]
+    pub model: String,
+
+    /// Reasoning effort, sent as reasoning_effort (off sends nothing).
+    #[arg(long, value_enum, env = "WORKER_THINKING", visible_alias = "variant")]
+    pub thinking: Option<ThinkingLevel>,
+
+    /// Working directory for tools and AGENTS.md discovery [default: current directory]
+    #[arg(long, env = "WORKER_CWD", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Only these tools (comma-separated), e.g. read,grep; can name opt-in tools
+    /// (hashline_edit); an unknown name is a usage error.
+    #[arg(
+        long,
+        env = "WORKER_TOOLS",
+        value_delimiter = ',',
+        value_name = "A,B,..."
+    )]
+    pub tools: Option<Vec<String>>,
+
+    /// Offer no built-in tools.
+    #[arg(long, env = "WORKER_NO_BUILTIN_TOOLS")]
+    pub no_builtin_tools: bool,
+
+    /// Stop after this many model requests, each with its tool calls, when the model still
+    /// wants to go on (exit 3, with `max_steps_reached` and `limit_reached`).
+    #[arg(
+        long,
+        env = "WORKER_MAX_TURNS",
+        value_name = "N",
+        visible_alias = "max-steps"
+    )]
+    pub max_turns: Option<u32>,
+
+    /// Wall-clock budget for the whole run, e.g. 90, 90s, 5m, 1h (exit 3).
+    #[arg(long, env = "WORKER_TIMEOUT", value_name = "DURATION")]
+    pub timeout: Option<FlagDuration>,
+
+    /// Retries of a failed model request (transport errors, 408, 429, 5xx, cut streams).
+    #[arg(long, env = "WORKER_MAX_RETRIES", default_value_t = defaults::MAX_RETRIES, value_name = "N")]
+    pub max_retries: u32,
+
+    /// First retry delay; doubles per retry (with jitter), capped at 30s; a server's
+    /// Retry-After wins (up to 120s).
+    #[arg(long, env = "WORKER_RETRY_BASE_DELAY", default_value_t = FlagDuration(defaults::RETRY_BASE_DELAY), value_name = "DURATION")]
+    pub retry_base_delay: FlagDuration,
+
+    /// Output-token limit per model request.
+    #[arg(long, env = "WORKER_MAX_TOKENS", value_name = "N")]
+    pub max_tokens: Option<u32>,
+
+    /// Fail a request when the model server sends nothing for this long.
+    #[arg(long, env = "WORKER_IDLE_TIMEOUT", default_value_t = FlagDuration(defaults::IDLE_TIMEOUT), value_name = "DURATION")]
+    pub idle_timeout: FlagDuration,
+
+    /// TCP/TLS connect timeout for the model server.
+    #[arg(long, env = "WORKER_CONNECT_TIMEOUT", default_value_t = FlagDuration(defaults::CONNECT_TIMEOUT), value_name = "DURATION")]
+    pub connect_timeout: FlagDuration,
+
+    #[arg(
+        long,
+        env = "WORKER_BASH_TIMEOUT",
+        default_value_t = FlagDuration(defaults::BASH_TIMEOUT_MAX),
+        value_name = "DURATION",
+        help = bash_timeout_help()
+    )]
+    pub bash_timeout: FlagDuration,
+
+    /// Replace the built-in system prompt (text, or @file).
+    #[arg(long, env = "WORKER_SYSTEM_PROMPT", value_name = "TEXT|@FILE")]
+    pub system_prompt: Option<String>,
+
+    /// Add to the system prompt (text, or @file).
+    #[arg(long, env = "WORKER_APPEND_SYSTEM_PROMPT", value_name = "TEXT|@FILE")]
+    pub append_system_prompt: Option<String>,
+
+    /// Don't load AGENTS.md / CLAUDE.md files.
+    #[arg(long, env = "WORKER_NO_CONTEXT_FILES")]
+    pub no_context_files: bool,
+
+    /// Record every model exchange to this fixture file (replay it with --model replay/FILE).
+    #[arg(long, env = "WORKER_RECORD", value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// How the Dynamo identity travels: agent (Dynamo 1.2.x body field), request (1.3+
+    /// headers), auto (both, until the server shows which it speaks), off.
+    #[arg(
+        long,
+        env = "DYN_AGENT_TRACE_PROTOCOL",
+        value_enum,
+        default_value = "auto",
+        value_name = "PROTOCOL"
+    )]
+    pub dynamo_trace_protocol: TraceProtocol,
+
+    /// Register the GitHub tools of this permission profile (read, issues-write, review-write,
+    /// repo-write, or one from --profiles-dir). Without it there are no GitHub tools.
+    #[arg(long, env = "WORKER_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Directory of extra or overriding profile files (NAME.json).
+    #[arg(long, env = "WORKER_PROFILES_DIR", value_name = "DIR")]
+    pub profiles_dir: Option<PathBuf>,
+
+    /// Export traces and metrics over OTLP (also WORKER_OTEL_ENABLED or AGENTIC_PI_OTEL_ENABLED=1|true|yes|on).
+    #[arg(long)]
+    pub otel: bool,
+
+    /// Never export telemetry, whatever else asks for it.
+    #[arg(long)]
+    pub no_otel: bool,
+
+    /// OTLP base URL; signals go to <URL>/v1/traces and /v1/metrics [default: the
+    /// OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318]
+    #[arg(long, value_name = "URL")]
+    pub otel_endpoint: Option<String>,
+
+    /// service.name of the exported telemetry [default: OTEL_SERVICE_NAME, else worker]
+    #[arg(long, value_name = "NAME")]
+    pub otel_service_name: Option<String>,
+
+    /// Attach prompts, completions and tool arguments/results to spans, cut to 4096 characters
+    /// (also WORKER_OTEL_INCLUDE_CONTENT or AGENTIC_PI_OTEL_INCLUDE_CONTENT=1).
+    #[arg(long)]
+    pub otel_include_content: bool,
+
+    /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
+    #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]
+    pub trace_file: Option<PathBuf>,
+
+    /// Model credentials in Pi's auth.json shape ({"openai": {"type": "api_key", "key": "…"}});
+    /// the file must not be readable by group or others. A key here wins over the provider's
+    /// environment variable.
+    #[arg(long, env = "WORKER_AUTH_FILE", value_name = "FILE")]
+    pub auth_file: Option<PathBuf>,
+
+    /// Do not persist the session. (worker does not write session files yet, so this is
+    /// what happens either way.)
+    #[arg(long)]
+    pub no_session: bool,
+
+    /// Where session files would go; accepted, and a warning says it is not used yet.
+    #[arg(long, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+
+    /// Accepted for agentic-pi and opencode command lines; worker never asks for permission.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+
+    /// Where tools run: none (as worker's user, in --cwd). Other backends are refused.
+    #[arg(long, value_name = "BACKEND", default_value = "none", value_parser = crate::sandbox::Backend::parse)]
+    pub sandbox: crate::sandbox::Backend,
+
+    /// Image for a VM sandbox; not used by --sandbox none.
+    #[arg(long, value_name = "NAME")]
+    pub sandbox_image: Option<String>,
+
+    /// KEY=VAL added to the environment of every command (repeatable).
+    #[arg(long, value_name = "KEY=VAL", value_parser = crate::sandbox::parse_env_pair)]
+    pub sandbox_env: Vec<(String, String)>,
+
+    /// A host commands may reach over HTTP (repeatable). A sandbox setting: with --sandbox
+    /// none it cannot be enforced, and a warning says so.
+    #[arg(long, value_name = "HOST", value_parser = crate::sandbox::parse_host)]
+    pub allow_host: Vec<String>,
+
+    /// No network for commands. A sandbox setting: with --sandbox none it cannot be
+    /// enforced, and a warning says so.
+    #[arg(long)]
+    pub no_network: bool,
+
+    /// Do not offer web_search and web_fetch.
+    #[arg(long)]
+    pub no_web_search: bool,
+
+    /// Web search provider (without it: the first whose key is set, of TAVILY_API_KEY,
+    /// EXA_API_KEY and BRAVE_SEARCH_API_KEY)
+    #[arg(long, value_enum, value_name = "PROVIDER")]
+    pub web_search_provider: Option<crate::web::Provider>,
+
+    /// Most web_search + web_fetch calls in one run.
+    #[arg(long, value_name = "N", default_value_t = crate::web::DEFAULT_MAX_CALLS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub web_search_max_calls: u32,
+
+    /// Do not offer multi_grep (grep and find stay: they are built in).
+    #[arg(long)]
+    pub no_file_search: bool,
+
+    /// override: the file-search tools under the names grep, find and multi_grep;
+    /// tools-only and tools-and-ui behave the same here (worker has no UI).
+    #[arg(long, value_enum, default_value = "override", value_name = "MODE")]
+    pub file_search_mode: crate::file_search::Mode,
+
+    /// Load Agent Skills from PATH: a directory of skills, or one skill (its directory or
+    /// SKILL.md). Repeatable; adds to discovery, even with --no-skills.
+    #[arg(long, value_name = "PATH")]
+    pub skill: Vec<PathBuf>,
+
+    /// Do not discover skills in ~/.pi/agent/skills, ~/.agents/skills, and .pi/skills or
+    /// .agents/skills from --cwd up to the git root.
+    #[arg(long)]
+    pub no_skills: bool,
+
+    /// Prompt text; stdin, if any, is appended inside <stdin> tags.
+    pub prompt: Option<String>,
+}
+
+/// The help of `--bash-timeout`, naming the per-call default from its constant.
+fn bash_timeout_help() -> String {
+    format!(
+        "Longest a bash call may run (bash calls default to {}; the model may ask for more, up to this)",
+        FlagDuration(crate::tools::BashSettings::DEFAULT_TIMEOUT)
+    )
+}

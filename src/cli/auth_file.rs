@@ -1,0 +1,102 @@
+//! `--auth-file`: model API keys in Pi's `auth.json` shape,
+//! `{"openai": {"type": "api_key", "key": "sk-…"}}`, one entry per provider.
+//!
+//! Like ssh with a private key, worker refuses a file that group or others can read: a key
+//! that every user of the machine can read is already leaked. OAuth entries (Pi's
+//! subscription logins) are reported and not used.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+#[derive(Debug, Default)]
+pub struct AuthFile {
+    /// Provider name → API key.
+    pub keys: HashMap<String, String>,
+    pub warnings: Vec<String>,
+}
+
+pub fn load(path: &Path) -> Result<AuthFile, String> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path).map_err(|err| format!("--auth-file {shown}: {err}"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(format!(
+                "--auth-file {shown}: readable by others (mode {mode:o}); run chmod 600 on it"
+            ));
+        }
+    }
+    if !metadata.is_file() {
+        return Err(format!("--auth-file {shown}: not a regular file"));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|err| format!("--auth-file {shown}: {err}"))?;
+    let entries: serde_json::Map<String, Value> = serde_json::from_str(&text)
+        .map_err(|err| format!("--auth-file {shown}: not a JSON object of providers: {err}"))?;
+    let mut file = AuthFile::default();
+    for (provider, entry) in entries {
+        match (
+            entry.get("type").and_then(Value::as_str),
+            entry.get("key").and_then(Value::as_str),
+        ) {
+            (Some("api_key"), Some(key)) if !key.trim().is_empty() => {
+                file.keys.insert(provider, key.trim().to_string());
+            }
+            (Some("oauth"), _) => file.warnings.push(format!(
+                "--auth-file: {provider}: OAuth logins are not supported; give an api_key entry"
+            )),
+            _ => file.warnings.push(format!(
+                "--auth-file: {provider}: expected {{\"type\": \"api_key\", \"key\": \"…\"}}; ignored"
+            )),
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn write(dir: &Path, text: &str, mode: u32) -> std::path::PathBuf {
+        let path = dir.join("auth.json");
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn keys_are_read_and_other_entries_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            r#"{"openai":{"type":"api_key","key":"sk-1"},"anthropic":{"type":"oauth","access":"x"},"odd":{}}"#,
+            0o600,
+        );
+        let file = load(&path).unwrap();
+        assert_eq!(file.keys.get("openai").map(String::as_str), Some("sk-1"));
+        assert_eq!(file.keys.len(), 1);
+        assert_eq!(file.warnings.len(), 2);
+    }
+
+    #[test]
+    fn a_file_others_can_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "{}", 0o644);
+        let err = load(&path).unwrap_err();
+        assert!(
+            err.ends_with("readable by others (mode 644); run chmod 600 on it"),
+            "{err}"
+        );
+        let path = write(dir.path(), "[1]", 0o600);
+        assert!(
+            load(&path)
+                .unwrap_err()
+                .contains("not a JSON object of providers")
+        );
+    }
+}

@@ -1,0 +1,100 @@
+//! agentic-pi command lines, as orchestrators already write them.
+//!
+//! Almost every agentic-pi 0.3 flag is one of worker's own, under the same spelling (or a
+//! visible alias: `--variant`, `--max-steps`), so the parser needs no help. This module holds
+//! the rest, the argv rewrites that keep agentic-pi's names out of the code below `cli`:
+//!
+//! - `--retry-base-delay-ms N` becomes `--retry-base-delay Nms` (worker takes a duration).
+//!
+//! Invoked as `agentic-pi` (a symlink named so), worker behaves exactly as `worker`: the program
+//! name only changes how usage messages spell it.
+
+use std::ffi::OsString;
+
+/// The argument list with agentic-pi's spellings rewritten to worker's.
+pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Result<Vec<OsString>, String> {
+    let mut out = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy();
+        let value = if text == "--retry-base-delay-ms" {
+            Some(
+                args.next()
+                    .ok_or("--retry-base-delay-ms requires a value")?
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        } else {
+            text.strip_prefix("--retry-base-delay-ms=")
+                .map(str::to_string)
+        };
+        match value {
+            Some(ms) => {
+                let valid = ms.parse::<u64>().is_ok_and(|n| n >= 1);
+                if !valid {
+                    return Err(format!(
+                        "--retry-base-delay-ms must be a positive integer (got '{ms}')"
+                    ));
+                }
+                out.push("--retry-base-delay".into());
+                out.push(format!("{ms}ms").into());
+            }
+            None => out.push(arg),
+        }
+    }
+    Ok(out)
+}
+
+/// The name usage messages should use: how the program was invoked, when it is one of ours.
+pub fn program_name(argv0: Option<&OsString>) -> &'static str {
+    let invoked = argv0
+        .map(std::path::Path::new)
+        .and_then(|path| path.file_name())
+        .and_then(|name| name.to_str());
+    match invoked {
+        Some("agentic-pi") => "agentic-pi",
+        _ => "worker",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn retry_base_delay_ms_becomes_a_duration_in_both_spellings() {
+        assert_eq!(
+            normalize(args(&["worker", "run", "--retry-base-delay-ms", "250"])).unwrap(),
+            args(&["worker", "run", "--retry-base-delay", "250ms"])
+        );
+        assert_eq!(
+            normalize(args(&["run", "--retry-base-delay-ms=5"])).unwrap(),
+            args(&["run", "--retry-base-delay", "5ms"])
+        );
+        assert_eq!(
+            normalize(args(&["run", "--retry-base-delay-ms", "0"])).unwrap_err(),
+            "--retry-base-delay-ms must be a positive integer (got '0')"
+        );
+        assert_eq!(
+            normalize(args(&["run", "--retry-base-delay-ms"])).unwrap_err(),
+            "--retry-base-delay-ms requires a value"
+        );
+        assert_eq!(
+            normalize(args(&["run", "--model", "m"])).unwrap(),
+            args(&["run", "--model", "m"])
+        );
+    }
+
+    #[test]
+    fn the_program_name_follows_argv0() {
+        let name = |s: &str| program_name(Some(&OsString::from(s)));
+        assert_eq!(name("/usr/local/bin/agentic-pi"), "agentic-pi");
+        assert_eq!(name("./worker"), "worker");
+        assert_eq!(name("something-else"), "worker");
+        assert_eq!(program_name(None), "worker");
+    }
+}

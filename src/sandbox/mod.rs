@@ -1,0 +1,169 @@
+//! Where tools run. Today there is one backend, `none`: tools run as worker's own user, in
+//! `--cwd`, with the network the host has. The settings agentic-pi command lines pass for a
+//! VM sandbox (`--sandbox-image`, `--allow-host`, `--no-network`) are accepted; the ones that
+//! would restrict what commands can do cannot be enforced without a sandbox, and
+//! [`Settings::warnings`] says so instead of letting a caller believe otherwise.
+
+use std::path::Path;
+
+use crate::events::{SandboxState, SandboxStatus};
+
+/// A sandbox backend worker can run tools in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// Tools run directly on the host, as worker's user.
+    #[default]
+    None,
+}
+
+/// Backends agentic-pi knows that worker does not provide.
+const FOREIGN: &[&str] = &["gondolin"];
+
+impl Backend {
+    pub const SUPPORTED: &'static str = "none";
+
+    /// Parses `--sandbox`; an unsupported backend is an error naming the supported ones.
+    pub fn parse(value: &str) -> Result<Backend, String> {
+        match value.trim() {
+            "none" => Ok(Backend::None),
+            other if FOREIGN.contains(&other) => Err(format!(
+                "the {other} backend is not available in worker; supported: {}",
+                Backend::SUPPORTED
+            )),
+            other => Err(format!(
+                "unknown sandbox backend '{other}'; supported: {}",
+                Backend::SUPPORTED
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::None => "none",
+        }
+    }
+}
+
+/// `--sandbox-env KEY=VAL`: a POSIX variable name and any value.
+pub fn parse_env_pair(value: &str) -> Result<(String, String), String> {
+    let Some((key, val)) = value.split_once('=') else {
+        return Err(format!("expected KEY=VAL, got '{value}'"));
+    };
+    let mut chars = key.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!(
+            "KEY must be a POSIX variable name (letters, digits, _), got '{key}'"
+        ));
+    }
+    Ok((key.to_string(), val.to_string()))
+}
+
+/// `--allow-host HOST`: a host name or pattern (letters, digits, `.`, `-`, `*`).
+pub fn parse_host(value: &str) -> Result<String, String> {
+    let host = value.trim();
+    let valid = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '*'));
+    if !valid {
+        return Err(format!("expected a host name or pattern, got '{value}'"));
+    }
+    Ok(host.to_string())
+}
+
+/// The sandbox settings of a run.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub backend: Backend,
+    pub image: Option<String>,
+    /// Added to every command's environment.
+    pub env: Vec<(String, String)>,
+    /// Hosts commands may reach; `None`: no restriction asked for.
+    pub allow_hosts: Option<Vec<String>>,
+    pub no_network: bool,
+}
+
+impl Settings {
+    /// The `sandbox_status` line.
+    pub fn status(&self, cwd: &Path) -> SandboxStatus {
+        SandboxStatus {
+            backend: self.backend.name(),
+            status: SandboxState {
+                backend: self.backend.name(),
+                cwd: cwd.display().to_string(),
+                network: "host",
+            },
+        }
+    }
+
+    /// What was asked for and cannot be done with this backend.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.no_network {
+            warnings.push(
+                "--no-network has no effect with --sandbox none: commands have the host's network"
+                    .to_string(),
+            );
+        }
+        if self.allow_hosts.is_some() {
+            warnings.push(
+                "--allow-host has no effect with --sandbox none: commands have the host's network"
+                    .to_string(),
+            );
+        }
+        if self.image.is_some() {
+            warnings.push("--sandbox-image is not used by --sandbox none".to_string());
+        }
+        warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_none_backend_is_accepted_and_the_error_names_it() {
+        assert_eq!(Backend::parse("none"), Ok(Backend::None));
+        assert_eq!(
+            Backend::parse("gondolin").unwrap_err(),
+            "the gondolin backend is not available in worker; supported: none"
+        );
+        assert_eq!(
+            Backend::parse("docker").unwrap_err(),
+            "unknown sandbox backend 'docker'; supported: none"
+        );
+    }
+
+    #[test]
+    fn env_pairs_and_hosts_are_validated() {
+        assert_eq!(
+            parse_env_pair("A_1=x=y"),
+            Ok(("A_1".to_string(), "x=y".to_string()))
+        );
+        assert_eq!(parse_env_pair("K="), Ok(("K".to_string(), String::new())));
+        assert!(parse_env_pair("1A=x").is_err());
+        assert!(parse_env_pair("noequals").is_err());
+        assert!(parse_env_pair("=x").is_err());
+        assert_eq!(parse_host(" *.github.com "), Ok("*.github.com".to_string()));
+        assert!(parse_host("http://x").is_err());
+        assert!(parse_host("").is_err());
+    }
+
+    #[test]
+    fn restrictions_that_cannot_be_enforced_are_warned_about() {
+        assert!(Settings::default().warnings().is_empty());
+        let asked = Settings {
+            no_network: true,
+            allow_hosts: Some(vec!["github.com".into()]),
+            ..Settings::default()
+        };
+        let warnings = asked.warnings();
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[0].starts_with("--no-network has no effect"));
+    }
+}

@@ -1,0 +1,129 @@
+//! The YAML frontmatter of a `SKILL.md`: the subset skills use, read into flat string fields.
+//!
+//! Top-level `key: value` pairs with plain, single- or double-quoted values, plain values
+//! continued on indented lines, and `>` / `|` block scalars. Nested mappings (`metadata:`)
+//! and lists are passed over: a skill's header needs `name`, `description` and flags.
+
+use std::collections::HashMap;
+
+pub fn parse(text: &str) -> Result<HashMap<String, String>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next().map(str::trim_end) != Some("---") {
+        return Err("the file must start with a --- line".into());
+    }
+    let mut body = Vec::new();
+    let mut closed = false;
+    for line in lines {
+        if matches!(line.trim_end(), "---" | "...") {
+            closed = true;
+            break;
+        }
+        body.push(line);
+    }
+    if !closed {
+        return Err("no closing --- line".into());
+    }
+    let mut fields = HashMap::new();
+    let mut i = 0;
+    while i < body.len() {
+        let line = body[i];
+        i += 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || line.starts_with([' ', '\t']) {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!("line {}: expected 'key: value'", i + 1));
+        };
+        let key = key.trim().to_string();
+        let value = value.trim();
+        // The lines that belong to this key: indented, or blank within the block.
+        let start = i;
+        while i < body.len() && (body[i].starts_with([' ', '\t']) || body[i].trim().is_empty()) {
+            i += 1;
+        }
+        let more: Vec<&str> = body[start..i].iter().map(|l| l.trim()).collect();
+        let parsed = match value.chars().next() {
+            Some('>') => more
+                .iter()
+                .filter(|l| !l.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
+            Some('|') => more.join("\n").trim_end().to_string(),
+            Some('"') => unquote(value, '"').ok_or(format!("{key}: unclosed double quote"))?,
+            Some('\'') => unquote(value, '\'').ok_or(format!("{key}: unclosed single quote"))?,
+            // An empty value with indented lines is a nested mapping or a list: not ours.
+            None => continue,
+            Some(_) => std::iter::once(value)
+                .chain(more.iter().filter(|l| !l.is_empty()).copied())
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        fields.insert(key, parsed);
+    }
+    Ok(fields)
+}
+
+/// The text between matching quotes (`\"` and `''` are the escaped quote).
+fn unquote(value: &str, quote: char) -> Option<String> {
+    let inner = value.strip_prefix(quote)?;
+    let mut out = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if quote == '"' => match chars.next()? {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                other => out.push(other),
+            },
+            c if c == quote => {
+                if quote == '\'' && chars.peek() == Some(&'\'') {
+                    chars.next();
+                    out.push('\'');
+                } else {
+                    return Some(out);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_quoted_folded_and_literal_values() {
+        let text = "---\nname: roll-dice\ndescription: >\n  Rolls dice\n  for games.\nnote: \"a \\\"q\\\" b\"\nother: 'it''s'\nlong: first\n  second\nblock: |\n  one\n  two\nmetadata:\n  author: x\n---\nBody\n";
+        let fields = parse(text).unwrap();
+        assert_eq!(fields["name"], "roll-dice");
+        assert_eq!(fields["description"], "Rolls dice for games.");
+        assert_eq!(fields["note"], "a \"q\" b");
+        assert_eq!(fields["other"], "it's");
+        assert_eq!(fields["long"], "first second");
+        assert_eq!(fields["block"], "one\ntwo");
+        assert!(!fields.contains_key("metadata"));
+        assert!(!fields.contains_key("author"));
+    }
+
+    #[test]
+    fn broken_frontmatter_is_explained() {
+        assert_eq!(
+            parse("# Title\n").unwrap_err(),
+            "the file must start with a --- line"
+        );
+        assert_eq!(parse("---\nname: x\n").unwrap_err(), "no closing --- line");
+        assert_eq!(
+            parse("---\nname x\n---\n").unwrap_err(),
+            "line 2: expected 'key: value'"
+        );
+        assert_eq!(
+            parse("---\nname: \"x\n---\n").unwrap_err(),
+            "name: unclosed double quote"
+        );
+    }
+}
