@@ -9,6 +9,7 @@
 
 mod support;
 
+mod agentic_pi;
 mod architecture;
 mod cli;
 mod dynamo_bridge;
