@@ -12,12 +12,15 @@
 //! Compatibility rule: fields are only ever added. A change that removes or retypes a field
 //! bumps [`EVENT_SCHEMA_VERSION`], which the header announces as `eventSchema`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 mod emitter;
+mod schema;
 
 pub use emitter::{CollectorSink, Emitter, EventSink, StdoutSink, now_millis, now_rfc3339};
+pub use schema::json_schema;
 
 /// Announced in the header as `eventSchema`.
 pub const EVENT_SCHEMA_VERSION: u32 = 1;
@@ -27,7 +30,7 @@ pub const SESSION_FORMAT_VERSION: u32 = 3;
 pub const ASSISTANT_API: &str = "openai-completions";
 
 /// The first line of every stream. It has no `sessionId` envelope of its own: `id` is it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader<'a> {
     #[serde(rename = "type")]
@@ -54,7 +57,7 @@ impl<'a> SessionHeader<'a> {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Producer {
     pub name: &'static str,
     pub version: &'static str,
@@ -71,7 +74,7 @@ impl Producer {
 
 /// Every line after the header. The `type` field is the variant name in snake_case; fields
 /// are camelCase.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -166,7 +169,7 @@ pub enum Event<'a> {
 }
 
 /// Startup status of an optional subsystem.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExtensionStatus {
     pub extension: String,
@@ -181,7 +184,7 @@ pub struct ExtensionStatus {
 }
 
 /// `sandbox_status`: where tools run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxStatus {
     /// `none`: on the host, as worker's user.
@@ -189,7 +192,7 @@ pub struct SandboxStatus {
     pub status: SandboxState,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxState {
     pub backend: &'static str,
@@ -201,7 +204,7 @@ pub struct SandboxState {
 
 /// `skills_status`: the Agent Skills offered to the model (name and description in the
 /// system prompt; the model reads a skill's file when it needs it).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillsStatus {
     /// `default` (discovery only), `configured` (`--skill` given) or `disabled`
@@ -218,7 +221,7 @@ pub struct SkillsStatus {
     pub problems: Vec<SkillProblem>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillsState {
     Default,
@@ -226,7 +229,7 @@ pub enum SkillsState {
     Disabled,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillEntry {
     pub name: String,
@@ -237,14 +240,14 @@ pub struct SkillEntry {
     pub model_invocable: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SkillProblem {
     pub path: String,
     pub message: String,
 }
 
 /// `trace_status`: how the Dynamo trace bridge is set up for this run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceStatus {
     /// `auto`, `agent`, `request` or `off`, as configured.
@@ -261,7 +264,7 @@ pub struct TraceStatus {
 }
 
 /// Where tool events go over ZeroMQ.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolEventsTarget {
     pub endpoint: String,
@@ -270,7 +273,7 @@ pub struct ToolEventsTarget {
 }
 
 /// `trace_summary`: what the Dynamo trace bridge did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceSummary {
     /// `agent` or `request`; `null` when no request settled it.
@@ -288,7 +291,7 @@ pub struct TraceSummary {
     pub trace_file_error: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExtensionState {
     Configured,
@@ -300,7 +303,7 @@ pub enum ExtensionState {
 // ---------------------------------------------------------------------------------------------
 
 /// One message of the conversation, tagged by `role`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
     User(UserMessage),
@@ -308,14 +311,14 @@ pub enum Message {
     ToolResult(ToolResultMessage),
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UserMessage {
     pub content: Vec<TextContent>,
     /// Unix milliseconds.
     pub timestamp: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     pub content: Vec<AssistantContent>,
@@ -352,7 +355,7 @@ impl AssistantMessage {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantContent {
     Text { text: String },
@@ -360,7 +363,7 @@ pub enum AssistantContent {
     ToolCall(ToolCall),
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -375,7 +378,7 @@ pub struct ToolCall {
     pub arguments_error: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum TextContent {
     Text { text: String },
@@ -393,7 +396,7 @@ impl TextContent {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     pub tool_call_id: String,
@@ -407,7 +410,7 @@ pub struct ToolResultMessage {
 }
 
 /// What a tool returns: text for the model, optional structured details for consumers.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct ToolResult {
     pub content: Vec<TextContent>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -424,7 +427,7 @@ impl ToolResult {
 
 /// Token counts of one assistant message. `input` excludes cached prompt tokens, which are
 /// counted in `cacheRead`; `totalTokens` is the sum of the four counts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub input: u64,
@@ -439,7 +442,7 @@ pub struct Usage {
 }
 
 /// USD. Self-hosted models carry no price, so these are zero unless a price is known.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     pub input: f64,
@@ -450,7 +453,7 @@ pub struct Cost {
 }
 
 /// Why an assistant message ended. `pending` appears only on `message_start`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
     Pending,
@@ -463,7 +466,7 @@ pub enum StopReason {
 
 /// One streamed piece of an assistant message (`message_update.assistantMessageEvent`).
 /// `contentIndex` is the index of the block in the final message's `content`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -512,7 +515,7 @@ pub enum AssistantMessageEvent<'a> {
 // ---------------------------------------------------------------------------------------------
 
 /// Why the run ended (`agent_end.stopReason`); it decides the exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStopReason {
     /// The model finished: exit 0.
@@ -529,7 +532,7 @@ pub enum RunStopReason {
     Timeout,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LimitReached {
     pub limit: LimitKind,
@@ -542,7 +545,7 @@ pub struct LimitReached {
     pub elapsed_ms: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitKind {
     MaxTurns,
@@ -551,10 +554,22 @@ pub enum LimitKind {
 
 /// Serialized as `{kind, name, message}`: `name` is the kind as an error class name
 /// (`HttpError`, ...), the field agentic-pi consumers read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[schemars(with = "FatalErrorWire")]
 pub struct FatalError {
     pub kind: FatalErrorKind,
     pub message: String,
+}
+
+/// The wire shape of [`FatalError`], for the published schema.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct FatalErrorWire {
+    kind: FatalErrorKind,
+    /// `HttpError`, `TransportError`, `StreamError`, `LengthError`, `ContentFilterError`,
+    /// `ModelDiscoveryError`, `AuthError`, `ReplayError`, `InternalError`.
+    name: String,
+    message: String,
 }
 
 impl Serialize for FatalError {
@@ -569,7 +584,7 @@ impl Serialize for FatalError {
 }
 
 /// The class of a run failure, for orchestrators that branch on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FatalErrorKind {
     /// The server answered with an error status (after retries, when retryable).
@@ -611,7 +626,7 @@ impl FatalErrorKind {
 
 /// The run's totals (`usage_snapshot.stats`), counted over every model request, retried
 /// ones included.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageStats {
     pub user_messages: u32,
@@ -626,7 +641,7 @@ pub struct UsageStats {
     pub duration_ms: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenTotals {
     pub input: u64,

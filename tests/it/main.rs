@@ -14,6 +14,7 @@ mod architecture;
 mod cli;
 mod dynamo_bridge;
 mod dynamo_e2e;
+mod event_schema;
 mod faults;
 mod github_profiles;
 mod github_tools;
