@@ -253,7 +253,9 @@ impl Session {
                 fixture.header.model.clone(),
             ),
             ModelSource::Http {
-                endpoint, model, ..
+                provider,
+                endpoint,
+                model,
             } => {
                 let internal = |message: String| FatalError {
                     kind: FatalErrorKind::Internal,
@@ -273,11 +275,15 @@ impl Session {
                     Some(model) => model.clone(),
                     None => self.discover(&client, endpoint).await?,
                 };
-                let transport = HttpTransport::with_client(
-                    client,
-                    &endpoint.base_url,
-                    endpoint.api_key.clone(),
-                );
+                let key = endpoint.api_key.clone();
+                let transport = match provider {
+                    HttpProvider::Anthropic => {
+                        HttpTransport::anthropic(client, &endpoint.base_url, key)
+                    }
+                    HttpProvider::Dynamo | HttpProvider::OpenAi => {
+                        HttpTransport::with_client(client, &endpoint.base_url, key)
+                    }
+                };
                 (Arc::new(transport), model)
             }
         };
@@ -453,6 +459,7 @@ impl Session {
                 max_tokens: self.config.limits.max_tokens,
                 max_tokens_field,
                 reasoning_effort,
+                dialect: self.config.model.dialect(),
             });
             let ctx = TurnContext {
                 emitter: &self.emitter,
@@ -464,6 +471,7 @@ impl Session {
                 control: &self.config.control,
                 provider,
                 model,
+                dialect: self.config.model.dialect(),
             };
             let requested_at = SystemTime::now();
             let outcome = request_assistant(&ctx, &body).await;

@@ -15,9 +15,7 @@ use serde_json::Value;
 
 use super::streaming::StreamingMessage;
 use crate::control::RunControl;
-use crate::events::{
-    ASSISTANT_API, AssistantMessage, Emitter, Event, StopReason, Usage, now_millis,
-};
+use crate::events::{AssistantMessage, Emitter, Event, StopReason, Usage, now_millis};
 use crate::extension::{Exchange, Extension};
 use crate::llm::{
     Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, RetryPolicy, SseItem,
@@ -37,6 +35,7 @@ pub struct TurnContext<'a> {
     pub control: &'a RunControl,
     pub provider: &'a str,
     pub model: &'a str,
+    pub dialect: crate::llm::Dialect,
 }
 
 pub enum TurnEnd {
@@ -203,7 +202,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
     let liveness = Liveness::new();
     let content_type = response.content_type;
     let mut saw_event = false;
-    let mut sse = SseStream::new(liveness.watch(response.body));
+    let mut sse = SseStream::with_dialect(liveness.watch(response.body), ctx.dialect);
     let mut assembler = Assembler::new();
     let mut streaming =
         StreamingMessage::new(ctx.emitter, &empty_message(ctx, StopReason::Pending, None));
@@ -239,7 +238,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             Ok(Some(Ok(SseItem::Done))) => break Ended::Done,
             Ok(Some(Ok(SseItem::Chunk(chunk)))) => {
                 saw_event = true;
-                assembler.push(chunk, &mut |event| streaming.push(event));
+                assembler.push(*chunk, &mut |event| streaming.push(event));
                 if ttft_ms.is_none() && assembler.has_progress() {
                     ttft_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                 }
@@ -293,7 +292,7 @@ fn empty_message(
 ) -> AssistantMessage {
     AssistantMessage {
         content: Vec::new(),
-        api: ASSISTANT_API,
+        api: ctx.dialect.api_name(),
         provider: ctx.provider.to_string(),
         model: ctx.model.to_string(),
         usage: Usage::default(),

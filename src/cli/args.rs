@@ -52,7 +52,7 @@ pub enum TraceCommand {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Model as provider/id: dynamo/<id>, dynamo/default (first model the server lists),
-    /// openai/<id>, or replay/<fixture.jsonl>. Ids may contain '/'.
+    /// openai/<id>, anthropic/<id>, or replay/<fixture.jsonl>. Ids may contain '/'.
     #[arg(short = 'm', long, env = "WORKER_MODEL", value_name = "PROVIDER/ID")]
     pub model: String,
 

@@ -28,9 +28,10 @@ pub use args::{Cli, Command, RunArgs, TraceCommand};
 pub use prompt::{PromptError, read_prompt};
 
 /// Variables whose values must never be written to a recording.
-const SECRET_VARS: [&str; 5] = [
+const SECRET_VARS: [&str; 6] = [
     "DYNAMO_API_KEY",
     "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
     "GITHUB_TOKEN",
     "GH_TOKEN",
     "GITHUB_APP_PRIVATE_KEY",
@@ -243,6 +244,19 @@ pub fn parse_model(raw: &str, env: &dyn Env) -> Result<ModelSource, String> {
                 model: chosen,
             })
         }
+        "anthropic" => Ok(ModelSource::Http {
+            provider: HttpProvider::Anthropic,
+            endpoint: Endpoint {
+                base_url: env
+                    .get("ANTHROPIC_BASE_URL")
+                    .unwrap_or_else(|| defaults::ANTHROPIC_BASE_URL.to_string())
+                    .trim_end_matches('/')
+                    .to_string(),
+                api_key: env.get("ANTHROPIC_API_KEY"),
+                required_key: Some("ANTHROPIC_API_KEY"),
+            },
+            model: Some(chosen.ok_or("--model anthropic/<id>: the model id is missing")?),
+        }),
         "replay" => {
             let path =
                 PathBuf::from(id.ok_or("--model replay/<file>: the fixture path is missing")?);
@@ -250,7 +264,7 @@ pub fn parse_model(raw: &str, env: &dyn Env) -> Result<ModelSource, String> {
             Ok(ModelSource::Replay { path, fixture })
         }
         other => Err(format!(
-            "unknown provider '{other}' in --model '{raw}'; expected dynamo, openai or replay"
+            "unknown provider '{other}' in --model '{raw}'; expected dynamo, openai, anthropic or replay"
         )),
     }
 }
@@ -360,8 +374,8 @@ mod tests {
             "--model must be 'provider/id', got 'gpt4'"
         );
         assert_eq!(
-            parse_model("anthropic/claude", &e).err().unwrap(),
-            "unknown provider 'anthropic' in --model 'anthropic/claude'; expected dynamo, openai or replay"
+            parse_model("gemini/pro", &e).err().unwrap(),
+            "unknown provider 'gemini' in --model 'gemini/pro'; expected dynamo, openai, anthropic or replay"
         );
         let err = parse_model("replay/does/not/exist.jsonl", &e)
             .err()

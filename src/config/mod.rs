@@ -64,6 +64,7 @@ pub mod defaults {
     pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
     pub const DYNAMO_BASE_URL: &str = "http://127.0.0.1:8000/v1";
     pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+    pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 }
 
 pub struct RunConfig {
@@ -136,6 +137,18 @@ impl ModelSource {
             ModelSource::Replay { .. } => "replay",
         }
     }
+
+    /// The wire format: a replay speaks the one its fixture was recorded in.
+    pub fn dialect(&self) -> crate::llm::Dialect {
+        match self {
+            ModelSource::Http { provider, .. } => provider.dialect(),
+            ModelSource::Replay { fixture, .. } => {
+                HttpProvider::from_name(&fixture.header.provider)
+                    .map(HttpProvider::dialect)
+                    .unwrap_or_default()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +157,8 @@ pub enum HttpProvider {
     Dynamo,
     /// Any OpenAI-compatible server; never sent Dynamo-only fields.
     OpenAi,
+    /// Anthropic's Messages API.
+    Anthropic,
 }
 
 impl HttpProvider {
@@ -151,6 +166,25 @@ impl HttpProvider {
         match self {
             HttpProvider::Dynamo => "dynamo",
             HttpProvider::OpenAi => "openai",
+            HttpProvider::Anthropic => "anthropic",
+        }
+    }
+
+    /// The provider a recorded fixture names (`dynamo`, `openai`, `anthropic`).
+    pub fn from_name(name: &str) -> Option<HttpProvider> {
+        [
+            HttpProvider::Dynamo,
+            HttpProvider::OpenAi,
+            HttpProvider::Anthropic,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
+    }
+
+    pub fn dialect(self) -> crate::llm::Dialect {
+        match self {
+            HttpProvider::Anthropic => crate::llm::Dialect::AnthropicMessages,
+            HttpProvider::Dynamo | HttpProvider::OpenAi => crate::llm::Dialect::ChatCompletions,
         }
     }
 }

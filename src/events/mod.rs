@@ -26,7 +26,8 @@ pub use schema::json_schema;
 pub const EVENT_SCHEMA_VERSION: u32 = 1;
 /// The header's `version`: the session-file format generation shared with Pi.
 pub const SESSION_FORMAT_VERSION: u32 = 3;
-/// The `api` value of assistant messages: the wire dialect every provider speaks.
+/// The `api` value of assistant messages from chat-completions servers (Anthropic's are
+/// `anthropic-messages`).
 pub const ASSISTANT_API: &str = "openai-completions";
 
 /// The first line of every stream. It has no `sessionId` envelope of its own: `id` is it.
@@ -358,8 +359,16 @@ impl AssistantMessage {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantContent {
-    Text { text: String },
-    Thinking { thinking: String },
+    Text {
+        text: String,
+    },
+    Thinking {
+        thinking: String,
+        /// Anthropic's signature of the block: it must go back with the block while a
+        /// tool-use turn continues.
+        #[serde(rename = "thinkingSignature", skip_serializing_if = "Option::is_none")]
+        thinking_signature: Option<String>,
+    },
     ToolCall(ToolCall),
 }
 

@@ -34,6 +34,8 @@ pub struct Assembler {
     usage: Option<WireUsage>,
     response_id: Option<String>,
     model: Option<String>,
+    /// Signatures of thinking blocks, by block index (Anthropic).
+    signatures: Vec<(usize, String)>,
 }
 
 /// A finished (or stopped) assistant message, minus the fields the caller adds.
@@ -79,6 +81,15 @@ impl Assembler {
         if let Some(delta) = choice.delta {
             if let Some(reasoning) = delta.reasoning_content.or(delta.reasoning) {
                 self.push_prose(&reasoning, true, emit);
+            }
+            if let Some(signature) = delta.reasoning_signature {
+                let thinking = self
+                    .blocks
+                    .iter()
+                    .rposition(|b| matches!(b, Block::Thinking(_)));
+                if let Some(index) = thinking {
+                    self.signatures.push((index, signature));
+                }
             }
             if let Some(text) = delta.content {
                 self.push_prose(&text, false, emit);
@@ -236,7 +247,15 @@ impl Assembler {
         for (index, block) in self.blocks.into_iter().enumerate() {
             match block {
                 Block::Text(text) => content.push(AssistantContent::Text { text }),
-                Block::Thinking(thinking) => content.push(AssistantContent::Thinking { thinking }),
+                Block::Thinking(thinking) => content.push(AssistantContent::Thinking {
+                    thinking,
+                    thinking_signature: self
+                        .signatures
+                        .iter()
+                        .rev()
+                        .find(|(at, _)| *at == index)
+                        .map(|(_, signature)| signature.clone()),
+                }),
                 Block::Tool {
                     id,
                     name,
@@ -313,13 +332,17 @@ fn map_finish(reason: Option<&str>, has_calls: bool) -> (StopReason, Option<Stri
 /// not `input`.
 pub fn to_usage(wire: &WireUsage) -> Usage {
     let cached = wire.cached().min(wire.prompt_tokens);
-    let input = wire.prompt_tokens - cached;
+    let written = wire
+        .cache_creation_input_tokens
+        .unwrap_or(0)
+        .min(wire.prompt_tokens - cached);
+    let input = wire.prompt_tokens - cached - written;
     Usage {
         input,
         output: wire.completion_tokens,
         cache_read: cached,
-        cache_write: 0,
-        total_tokens: input + wire.completion_tokens + cached,
+        cache_write: written,
+        total_tokens: input + wire.completion_tokens + cached + written,
         cost: Default::default(),
         reasoning: wire
             .completion_tokens_details
@@ -433,7 +456,7 @@ mod tests {
             json!({"type":"thinking_end","contentIndex":0,"content":"thinking"})
         );
         assert!(
-            matches!(&done.content[0], AssistantContent::Thinking { thinking } if thinking == "thinking")
+            matches!(&done.content[0], AssistantContent::Thinking { thinking, .. } if thinking == "thinking")
         );
     }
 
@@ -567,7 +590,7 @@ mod props {
             for block in &assembled.content {
                 match block {
                     AssistantContent::Text { text } => got_text.push_str(text),
-                    AssistantContent::Thinking { thinking } => got_thinking.push_str(thinking),
+                    AssistantContent::Thinking { thinking, .. } => got_thinking.push_str(thinking),
                     AssistantContent::ToolCall(call) => {
                         let index: u32 = call.id.trim_start_matches("call_").parse().unwrap();
                         prop_assert!(got_args.insert(index, call.raw_arguments.clone()).is_none());

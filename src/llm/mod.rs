@@ -1,4 +1,6 @@
-//! Talking to the model: OpenAI-compatible chat completions, streamed.
+//! Talking to the model: OpenAI-compatible chat completions or Anthropic's Messages API,
+//! streamed. Both become the same chunks: the Anthropic stream is translated on arrival
+//! (`anthropic.rs`), so one assembler builds every message.
 //!
 //! The pieces, from the wire up: a [`Transport`] turns a request into a status and a byte
 //! stream (HTTP, or a replayed fixture, optionally recorded); [`SseStream`] turns bytes into
@@ -6,6 +8,7 @@
 //! agent loop drives them and owns retries ([`RetryPolicy`]) because retries are visible in
 //! the event stream.
 
+mod anthropic;
 mod assemble;
 mod decorate;
 mod error;
@@ -28,3 +31,23 @@ pub use transport::{
     http_client, parse_retry_after,
 };
 pub use wire::{RequestSpec, ToolDefinition, WireUsage, build_body, tools_json};
+
+/// The wire format a model server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// OpenAI-compatible chat completions (Dynamo, OpenAI, vLLM, OpenRouter, ...).
+    #[default]
+    ChatCompletions,
+    /// Anthropic's Messages API.
+    AnthropicMessages,
+}
+
+impl Dialect {
+    /// An assistant message's `api` (Pi's names for the two wire formats).
+    pub fn api_name(self) -> &'static str {
+        match self {
+            Dialect::ChatCompletions => crate::events::ASSISTANT_API,
+            Dialect::AnthropicMessages => "anthropic-messages",
+        }
+    }
+}

@@ -90,12 +90,14 @@ impl Default for Liveness {
 }
 
 pub enum SseItem {
-    Chunk(ChatChunk),
+    Chunk(Box<ChatChunk>),
     Done,
 }
 
 pub struct SseStream {
     events: EventStream<ByteStream>,
+    /// Set for Anthropic's stream, whose events are translated into chunks.
+    anthropic: Option<super::anthropic::Translator>,
 }
 
 /// The largest single event accepted; a bigger one is a malformed stream, not a memory
@@ -177,8 +179,14 @@ fn last_boundary(bytes: &[u8]) -> Option<usize> {
 
 impl SseStream {
     pub fn new(body: ByteStream) -> Self {
+        Self::with_dialect(body, super::Dialect::ChatCompletions)
+    }
+
+    pub fn with_dialect(body: ByteStream, dialect: super::Dialect) -> Self {
         SseStream {
             events: whole_events(body, MAX_EVENT_BYTES).eventsource(),
+            anthropic: (dialect == super::Dialect::AnthropicMessages)
+                .then(super::anthropic::Translator::default),
         }
     }
 
@@ -209,6 +217,15 @@ impl SseStream {
             if data.is_empty() {
                 continue;
             }
+            if let Some(translator) = &mut self.anthropic {
+                use super::anthropic::Translated;
+                match translator.translate(data) {
+                    Ok(Translated::Chunk(chunk)) => return Some(Ok(SseItem::Chunk(chunk))),
+                    Ok(Translated::Done) => return Some(Ok(SseItem::Done)),
+                    Ok(Translated::Nothing) => continue,
+                    Err(err) => return Some(Err(err)),
+                }
+            }
             if data == "[DONE]" {
                 return Some(Ok(SseItem::Done));
             }
@@ -225,7 +242,7 @@ impl SseStream {
                             .unwrap_or_else(|| error.to_string());
                         Err(LlmError::InStream(message))
                     }
-                    None => Ok(SseItem::Chunk(chunk)),
+                    None => Ok(SseItem::Chunk(Box::new(chunk))),
                 },
                 Err(err) => Err(LlmError::Malformed {
                     error: err.to_string(),
@@ -279,6 +296,7 @@ mod tests {
             .collect();
         let mut sse = SseStream {
             events: whole_events(Box::pin(stream::iter(parts)), 1024).eventsource(),
+            anthropic: None,
         };
         match sse.next().await {
             Some(Err(LlmError::Malformed { error, .. })) => assert_eq!(

@@ -58,21 +58,39 @@ pub trait Transport: Send + Sync {
     fn target(&self) -> String;
 }
 
-/// Chat completions over HTTP with reqwest (rustls).
+/// Model requests over HTTP with reqwest (rustls): chat completions, or Anthropic's Messages.
 pub struct HttpTransport {
     client: reqwest::Client,
     url: String,
-    api_key: Option<String>,
+    /// The key, as the API wants it sent.
+    auth: Vec<(&'static str, String)>,
 }
 
 impl HttpTransport {
-    /// `base_url` is the API root (`http://host:8000/v1`).
+    /// Chat completions; `base_url` is the API root (`http://host:8000/v1`).
     pub fn with_client(client: reqwest::Client, base_url: &str, api_key: Option<String>) -> Self {
         HttpTransport {
             client,
             url: format!("{base_url}/chat/completions"),
-            api_key,
+            auth: api_key
+                .map(|key| vec![("authorization", format!("Bearer {key}"))])
+                .unwrap_or_default(),
         }
+    }
+
+    /// Anthropic's Messages API; `base_url` is the API root, with or without `/v1`.
+    pub fn anthropic(client: reqwest::Client, base_url: &str, api_key: Option<String>) -> Self {
+        let root = base_url.trim_end_matches('/');
+        let url = match root.strip_suffix("/v1") {
+            Some(root) => format!("{root}/v1/messages"),
+            None => format!("{root}/v1/messages"),
+        };
+        let mut auth = vec![(
+            "anthropic-version",
+            super::anthropic::API_VERSION.to_string(),
+        )];
+        auth.extend(api_key.map(|key| ("x-api-key", key)));
+        HttpTransport { client, url, auth }
     }
 }
 
@@ -110,10 +128,10 @@ impl Transport for HttpTransport {
             let mut headers = HeaderMap::new();
             headers.insert("content-type", HeaderValue::from_static("application/json"));
             headers.insert("accept", HeaderValue::from_static("text/event-stream"));
-            if let Some(key) = &self.api_key
-                && let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}"))
-            {
-                headers.insert("authorization", value);
+            for (name, value) in &self.auth {
+                if let Ok(value) = HeaderValue::from_str(value) {
+                    headers.insert(*name, value);
+                }
             }
             for (name, value) in &request.headers {
                 if let (Ok(name), Ok(value)) = (

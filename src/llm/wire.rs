@@ -45,9 +45,13 @@ pub struct RequestSpec<'a> {
     /// `max_tokens` (Dynamo) or `max_completion_tokens` (OpenAI).
     pub max_tokens_field: &'static str,
     pub reasoning_effort: Option<&'a str>,
+    pub dialect: super::Dialect,
 }
 
 pub fn build_body(spec: &RequestSpec<'_>) -> Value {
+    if spec.dialect == super::Dialect::AnthropicMessages {
+        return super::anthropic::build_body(spec);
+    }
     let mut messages = Vec::with_capacity(spec.messages.len() + 1);
     messages.push(json!({"role": "system", "content": spec.system_prompt}));
     for message in spec.messages {
@@ -145,6 +149,10 @@ pub struct Delta {
     pub reasoning: Option<String>,
     #[serde(default)]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
+    /// The signature of the thinking block being streamed (Anthropic; never on the
+    /// chat-completions wire).
+    #[serde(skip)]
+    pub reasoning_signature: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -175,6 +183,9 @@ pub struct WireUsage {
     pub prompt_tokens_details: Option<PromptDetails>,
     #[serde(default)]
     pub completion_tokens_details: Option<CompletionDetails>,
+    /// Prompt tokens written to the cache (Anthropic), part of `prompt_tokens`.
+    #[serde(default)]
+    pub cache_creation_input_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -216,6 +227,7 @@ mod tests {
                 content: vec![
                     AssistantContent::Thinking {
                         thinking: "hmm".into(),
+                        thinking_signature: None,
                     },
                     AssistantContent::ToolCall(ToolCall {
                         id: "c1".into(),
@@ -252,6 +264,7 @@ mod tests {
             max_tokens: Some(64),
             max_tokens_field: "max_tokens",
             reasoning_effort: None,
+            dialect: crate::llm::Dialect::ChatCompletions,
         });
         assert_eq!(
             body,

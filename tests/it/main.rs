@@ -10,6 +10,7 @@
 mod support;
 
 mod agentic_pi;
+mod anthropic;
 mod architecture;
 mod cli;
 mod dynamo_bridge;

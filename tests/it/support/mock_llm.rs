@@ -104,6 +104,8 @@ impl MockLlm {
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
+            // Anthropic's Messages API: the same script, frames written by the test.
+            .route("/v1/messages", post(chat))
             .route("/v1/models", get(models))
             // Conversations with large tool calls exceed axum's 2 MB default.
             .layer(axum::extract::DefaultBodyLimit::disable())
@@ -321,4 +323,59 @@ pub fn status(code: u16, body: &str) -> Reply {
         body: body.to_string(),
         retry_after: None,
     }
+}
+
+// ---- Anthropic Messages stream builders ------------------------------------------------------
+
+/// One Anthropic stream event: `event: <type>` and its JSON.
+pub fn anthropic_event(event: Value) -> Frame {
+    let kind = event["type"].as_str().unwrap_or("unknown").to_string();
+    Frame::Raw(format!("event: {kind}\ndata: {event}\n\n"))
+}
+
+/// A whole Anthropic stream: `message_start` (with usage), the blocks, `message_delta` with
+/// the stop reason and output tokens, `message_stop`.
+pub fn anthropic_stream(blocks: Vec<Value>, stop_reason: &str, usage: Value) -> Reply {
+    let mut frames = vec![anthropic_event(json!({
+        "type": "message_start",
+        "message": {"id": "msg_mock", "type": "message", "role": "assistant", "model": "claude-mock", "content": [], "usage": usage},
+    }))];
+    for (index, block) in blocks.into_iter().enumerate() {
+        let start = match block["type"].as_str() {
+            Some("tool_use") => {
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
+            }
+            Some("thinking") => json!({"type": "thinking", "thinking": ""}),
+            _ => json!({"type": "text", "text": ""}),
+        };
+        frames.push(anthropic_event(
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        let deltas = match block["type"].as_str() {
+            Some("tool_use") => {
+                let input = block["input"].to_string();
+                let (a, b) = input.split_at(input.len() / 2);
+                vec![
+                    json!({"type": "input_json_delta", "partial_json": a}),
+                    json!({"type": "input_json_delta", "partial_json": b}),
+                ]
+            }
+            Some("thinking") => vec![
+                json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+                json!({"type": "signature_delta", "signature": block["signature"]}),
+            ],
+            _ => vec![json!({"type": "text_delta", "text": block["text"]})],
+        };
+        for delta in deltas {
+            frames.push(anthropic_event(
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        frames.push(anthropic_event(
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    frames.push(anthropic_event(json!({"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 25}})));
+    frames.push(anthropic_event(json!({"type": "message_stop"})));
+    Reply::Sse(frames)
 }

@@ -1,0 +1,159 @@
+//! The Anthropic provider end to end: the real binary against a mock Messages API over HTTP
+//! (`POST /v1/messages`, SSE with `event:` lines), through tool calls, thinking, cached
+//! usage, and an overloaded server.
+
+use serde_json::json;
+
+use crate::support::mock_llm::*;
+use crate::support::run_worker;
+
+const KEY: &str = "sk-ant-test-key-123";
+
+#[test]
+fn a_tool_using_run_with_thinking_and_a_529_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let usage = json!({"input_tokens": 12, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 300, "output_tokens": 1});
+    let mock = MockLlm::start(vec![
+        Reply::Status {
+            code: 529,
+            body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                .into(),
+            retry_after: Some("0".into()),
+        },
+        anthropic_stream(
+            vec![
+                json!({"type": "thinking", "thinking": "Two reads.", "signature": "sig-1"}),
+                json!({"type": "text", "text": "Reading."}),
+                json!({"type": "tool_use", "id": "toolu_a", "name": "read", "input": {"path": "a.txt"}}),
+                json!({"type": "tool_use", "id": "toolu_b", "name": "ls", "input": {}}),
+            ],
+            "tool_use",
+            usage.clone(),
+        ),
+        anthropic_stream(
+            vec![json!({"type": "text", "text": "It says alpha."})],
+            "end_turn",
+            usage,
+        ),
+    ]);
+    let run = run_worker(
+        dir.path(),
+        &[
+            "--model",
+            "anthropic/claude-sonnet-4-6",
+            "--thinking",
+            "low",
+            "--retry-base-delay",
+            "10ms",
+        ],
+        "what is in a.txt?",
+        &[
+            ("ANTHROPIC_BASE_URL", &mock.url),
+            ("ANTHROPIC_API_KEY", KEY),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    assert_eq!(run.last()["type"], "usage_snapshot");
+    assert_eq!(run.all("auto_retry_start").len(), 1);
+    assert_eq!(
+        run.first("auto_retry_start")["errorMessage"],
+        "HTTP 529: Overloaded"
+    );
+
+    let ends = run.all("tool_execution_end");
+    assert_eq!(ends.len(), 2);
+    assert_eq!(ends[0]["result"]["content"][0]["text"], "alpha");
+    let first = &run.all("message_end")[1]["message"];
+    assert_eq!(first["provider"], "anthropic");
+    assert_eq!(first["stopReason"], "toolUse");
+    assert_eq!(
+        first["content"][0],
+        json!({"type": "thinking", "thinking": "Two reads.", "thinkingSignature": "sig-1"})
+    );
+    assert_eq!(
+        first["usage"],
+        json!({"input": 12, "output": 25, "cacheRead": 900, "cacheWrite": 300, "totalTokens": 1237,
+               "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}})
+    );
+    let text = run.first("agent_end")["messages"][4]["content"][0]["text"].clone();
+    assert_eq!(text, "It says alpha.");
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let headers = &requests[1].headers;
+    assert_eq!(headers["x-api-key"], KEY);
+    assert_eq!(headers["anthropic-version"], "2023-06-01");
+    assert!(!headers.contains_key("authorization"));
+    let body = &requests[1].body;
+    assert_eq!(body["model"], "claude-sonnet-4-6");
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "read" && t["input_schema"]["type"] == "object")
+    );
+    // The second turn sends the signed thinking, both calls, and their results together.
+    let second = &requests[2].body["messages"];
+    assert_eq!(second[1]["content"][0]["signature"], "sig-1");
+    assert_eq!(second[1]["content"][2]["input"], json!({"path": "a.txt"}));
+    let results = second[2]["content"].as_array().unwrap();
+    assert_eq!(
+        (
+            results[0]["tool_use_id"].as_str(),
+            results[1]["tool_use_id"].as_str()
+        ),
+        (Some("toolu_a"), Some("toolu_b"))
+    );
+    assert_eq!(results[1]["cache_control"], json!({"type": "ephemeral"}));
+    // The key never reaches the stream.
+    assert!(!run.stdout.contains(KEY));
+}
+
+#[test]
+fn an_error_event_mid_stream_and_a_missing_key_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![Reply::Sse(vec![
+        anthropic_event(
+            json!({"type": "message_start", "message": {"id": "m", "model": "x", "usage": {"input_tokens": 1}}}),
+        ),
+        anthropic_event(
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}),
+        ),
+    ])]);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "anthropic/claude-x"],
+        "q",
+        &[
+            ("ANTHROPIC_BASE_URL", &mock.url),
+            ("ANTHROPIC_API_KEY", KEY),
+        ],
+    );
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.first("fatal_error")["error"]["message"],
+        "the model server reported an error in the stream: invalid_request_error: prompt is too long"
+    );
+    assert!(
+        run.stderr
+            .trim_end()
+            .ends_with("invalid_request_error: prompt is too long"),
+        "{}",
+        run.stderr
+    );
+
+    let run = run_worker(dir.path(), &["--model", "anthropic/claude-x"], "q", &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stderr, "worker: ANTHROPIC_API_KEY is not set\n");
+    assert_eq!(run.first("fatal_error")["error"]["kind"], "auth");
+}
