@@ -224,7 +224,7 @@ impl Session {
         let looped = AssertUnwindSafe(async {
             match self.connect().await {
                 Ok((transport, provider, model)) => {
-                    self.agent_loop(prompt, transport.as_ref(), provider, &model)
+                    self.agent_loop(prompt, transport.as_ref(), &provider, &model)
                         .await
                 }
                 Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
@@ -245,8 +245,8 @@ impl Session {
     }
 
     /// Picks the transport and the model name (discovering it when asked to).
-    async fn connect(&mut self) -> Result<(Arc<dyn Transport>, &'static str, String), FatalError> {
-        let provider = self.config.model.provider_name();
+    async fn connect(&mut self) -> Result<(Arc<dyn Transport>, String, String), FatalError> {
+        let provider = self.config.model.provider_name().to_string();
         let (transport, model): (Arc<dyn Transport>, String) = match &self.config.model {
             ModelSource::Replay { fixture, .. } => (
                 Arc::new(ReplayTransport::new(fixture)),
@@ -261,7 +261,7 @@ impl Session {
                     kind: FatalErrorKind::Internal,
                     message,
                 };
-                if let (None, Some(var)) = (&endpoint.api_key, endpoint.required_key) {
+                if let (None, Some(var)) = (&endpoint.api_key, &endpoint.required_key) {
                     return Err(FatalError {
                         kind: FatalErrorKind::Auth,
                         message: format!("{var} is not set"),
@@ -280,7 +280,7 @@ impl Session {
                     HttpProvider::Anthropic => {
                         HttpTransport::anthropic(client, &endpoint.base_url, key)
                     }
-                    HttpProvider::Dynamo | HttpProvider::OpenAi => {
+                    HttpProvider::Dynamo | HttpProvider::OpenAi | HttpProvider::Compatible => {
                         HttpTransport::with_client(client, &endpoint.base_url, key)
                     }
                 };
@@ -292,7 +292,7 @@ impl Session {
             Some(path) => {
                 let header = FixtureHeader {
                     worker_fixture: FIXTURE_VERSION,
-                    provider: provider.to_string(),
+                    provider: provider.clone(),
                     model: model.clone(),
                     recorded_at: Some(now_rfc3339()),
                 };

@@ -52,7 +52,8 @@ pub enum TraceCommand {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Model as provider/id: dynamo/<id>, dynamo/default (first model the server lists),
-    /// openai/<id>, anthropic/<id>, or replay/<fixture.jsonl>. Ids may contain '/'.
+    /// openai/<id>, anthropic/<id>, openrouter/<id>, a name from --providers, or
+    /// replay/<fixture.jsonl>. Ids may contain '/'.
     #[arg(short = 'm', long, env = "WORKER_MODEL", value_name = "PROVIDER/ID")]
     pub model: String,
 
@@ -183,6 +184,13 @@ pub struct RunArgs {
     /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
     #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]
     pub trace_file: Option<PathBuf>,
+
+    /// Point providers at other endpoints (a gateway, a self-hosted server) without code, as
+    /// JSON: {"acme": {"baseUrl": "https://gw/v1", "api": "openai-completions", "apiKeyEnv":
+    /// "ACME_API_KEY"}}; api is openai-completions or anthropic-messages, needed for a new
+    /// name. Also read from AGENTIC_PI_PROVIDERS.
+    #[arg(long, value_name = "JSON")]
+    pub providers: Option<String>,
 
     /// Model credentials in Pi's auth.json shape ({"openai": {"type": "api_key", "key": "…"}});
     /// the file must not be readable by group or others. A key here wins over the provider's

@@ -6,14 +6,10 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use crate::config::{
-    Endpoint, HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ToolSelection, defaults,
-    normalize_base_url,
-};
 pub use crate::config::{Env, ProcessEnv};
+use crate::config::{HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ToolSelection};
 use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::file_search::FileSearch;
-use crate::llm::fixture::Fixture;
 use crate::secrets::Secrets;
 use crate::skills::Skills;
 use crate::web::WebSearch;
@@ -21,17 +17,20 @@ use crate::web::WebSearch;
 mod args;
 mod auth_file;
 pub mod compat;
+mod model;
 mod prompt;
 pub mod reference;
 
 pub use args::{Cli, Command, RunArgs, TraceCommand};
+pub use model::parse_model;
 pub use prompt::{PromptError, read_prompt};
 
 /// Variables whose values must never be written to a recording.
-const SECRET_VARS: [&str; 6] = [
+const SECRET_VARS: [&str; 7] = [
     "DYNAMO_API_KEY",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
     "GITHUB_TOKEN",
     "GH_TOKEN",
     "GITHUB_APP_PRIVATE_KEY",
@@ -40,15 +39,18 @@ const SECRET_VARS: [&str; 6] = [
 /// The run's configuration and the warnings found on the way (reported, not fatal).
 pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<String>), String> {
     let cwd = resolve_cwd(args.cwd.as_deref())?;
-    let mut model = parse_model(&args.model, env)?;
+    let overrides = match (&args.providers, env.get(model::PROVIDERS_ENV)) {
+        (Some(raw), _) => model::parse_overrides(raw, "--providers")?,
+        (None, Some(raw)) => model::parse_overrides(&raw, model::PROVIDERS_ENV)?,
+        (None, None) => Default::default(),
+    };
+    let mut model = parse_model(&args.model, env, &overrides)?;
     let auth = match &args.auth_file {
         Some(path) => auth_file::load(path)?,
         None => auth_file::AuthFile::default(),
     };
-    if let ModelSource::Http {
-        provider, endpoint, ..
-    } = &mut model
-        && let Some(key) = auth.keys.get(provider.name())
+    if let ModelSource::Http { endpoint, .. } = &mut model
+        && let Some(key) = auth.keys.get(&endpoint.label)
     {
         endpoint.api_key = Some(key.clone());
     }
@@ -203,72 +205,6 @@ fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, String> {
     }
 }
 
-/// `provider/id`, split on the first `/`.
-pub fn parse_model(raw: &str, env: &dyn Env) -> Result<ModelSource, String> {
-    let raw = raw.trim();
-    let (provider, id) = match raw.split_once('/') {
-        Some((provider, id)) => (provider, Some(id)),
-        None if raw == "dynamo" => ("dynamo", None),
-        None => return Err(format!("--model must be 'provider/id', got '{raw}'")),
-    };
-    let id = id.map(str::trim).filter(|id| !id.is_empty());
-    let chosen = id.filter(|id| *id != "default").map(str::to_string);
-    match provider {
-        "dynamo" => Ok(ModelSource::Http {
-            provider: HttpProvider::Dynamo,
-            endpoint: Endpoint {
-                base_url: normalize_base_url(
-                    &env.get("DYNAMO_BASE_URL")
-                        .or_else(|| env.get("OPENAI_BASE_URL"))
-                        .unwrap_or_else(|| defaults::DYNAMO_BASE_URL.to_string()),
-                ),
-                api_key: env.get("DYNAMO_API_KEY"),
-                required_key: None,
-            },
-            model: chosen,
-        }),
-        "openai" => {
-            let base_url = normalize_base_url(
-                &env.get("OPENAI_BASE_URL")
-                    .unwrap_or_else(|| defaults::OPENAI_BASE_URL.to_string()),
-            );
-            // OpenAI itself needs a key; a compatible server elsewhere may not.
-            let required_key = (base_url == defaults::OPENAI_BASE_URL).then_some("OPENAI_API_KEY");
-            Ok(ModelSource::Http {
-                provider: HttpProvider::OpenAi,
-                endpoint: Endpoint {
-                    base_url,
-                    api_key: env.get("OPENAI_API_KEY"),
-                    required_key,
-                },
-                model: chosen,
-            })
-        }
-        "anthropic" => Ok(ModelSource::Http {
-            provider: HttpProvider::Anthropic,
-            endpoint: Endpoint {
-                base_url: env
-                    .get("ANTHROPIC_BASE_URL")
-                    .unwrap_or_else(|| defaults::ANTHROPIC_BASE_URL.to_string())
-                    .trim_end_matches('/')
-                    .to_string(),
-                api_key: env.get("ANTHROPIC_API_KEY"),
-                required_key: Some("ANTHROPIC_API_KEY"),
-            },
-            model: Some(chosen.ok_or("--model anthropic/<id>: the model id is missing")?),
-        }),
-        "replay" => {
-            let path =
-                PathBuf::from(id.ok_or("--model replay/<file>: the fixture path is missing")?);
-            let fixture = Fixture::load(&path).map_err(|err| format!("--model: {err}"))?;
-            Ok(ModelSource::Replay { path, fixture })
-        }
-        other => Err(format!(
-            "unknown provider '{other}' in --model '{raw}'; expected dynamo, openai, anthropic or replay"
-        )),
-    }
-}
-
 fn text_or_file(value: Option<&str>, flag: &str) -> Result<Option<String>, String> {
     match value {
         None => Ok(None),
@@ -278,111 +214,5 @@ fn text_or_file(value: Option<&str>, flag: &str) -> Result<Option<String>, Strin
                 .map_err(|err| format!("{flag} @{path}: {err}")),
             None => Ok(Some(text.to_string())),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::MapEnv;
-
-    fn env(pairs: &[(&str, &str)]) -> MapEnv {
-        MapEnv::from_pairs(pairs)
-    }
-
-    fn endpoint(source: &ModelSource) -> (&'static str, String, Option<String>, Option<String>) {
-        match source {
-            ModelSource::Http {
-                provider,
-                endpoint,
-                model,
-            } => (
-                provider.name(),
-                endpoint.base_url.clone(),
-                endpoint.api_key.clone(),
-                model.clone(),
-            ),
-            ModelSource::Replay { .. } => panic!("not http"),
-        }
-    }
-
-    #[test]
-    fn the_model_splits_on_the_first_slash() {
-        let e = env(&[]);
-        assert_eq!(
-            endpoint(&parse_model("dynamo/accounts/fw/models/glm", &e).unwrap()),
-            (
-                "dynamo",
-                "http://127.0.0.1:8000/v1".into(),
-                None,
-                Some("accounts/fw/models/glm".into())
-            )
-        );
-        assert_eq!(endpoint(&parse_model("dynamo", &e).unwrap()).3, None);
-        assert_eq!(
-            endpoint(&parse_model("dynamo/default", &e).unwrap()).3,
-            None
-        );
-    }
-
-    #[test]
-    fn endpoints_follow_the_env_precedence() {
-        let e = env(&[
-            ("OPENAI_BASE_URL", "http://o:1/"),
-            ("DYNAMO_API_KEY", "dk"),
-            ("OPENAI_API_KEY", "ok"),
-        ]);
-        assert_eq!(
-            endpoint(&parse_model("dynamo/m", &e).unwrap()),
-            (
-                "dynamo",
-                "http://o:1/v1".into(),
-                Some("dk".into()),
-                Some("m".into())
-            )
-        );
-        let e = env(&[
-            ("OPENAI_BASE_URL", "http://o:1/v1"),
-            ("DYNAMO_BASE_URL", "http://d:2"),
-            ("OPENAI_API_KEY", "ok"),
-        ]);
-        assert_eq!(
-            endpoint(&parse_model("dynamo/m", &e).unwrap()).1,
-            "http://d:2/v1"
-        );
-        assert_eq!(
-            endpoint(&parse_model("openai/gpt", &e).unwrap()),
-            (
-                "openai",
-                "http://o:1/v1".into(),
-                Some("ok".into()),
-                Some("gpt".into())
-            )
-        );
-        let blank = env(&[("DYNAMO_BASE_URL", "  ")]);
-        assert_eq!(
-            endpoint(&parse_model("dynamo/m", &blank).unwrap()).1,
-            "http://127.0.0.1:8000/v1"
-        );
-    }
-
-    #[test]
-    fn bad_models_are_explained() {
-        let e = env(&[]);
-        assert_eq!(
-            parse_model("gpt4", &e).err().unwrap(),
-            "--model must be 'provider/id', got 'gpt4'"
-        );
-        assert_eq!(
-            parse_model("gemini/pro", &e).err().unwrap(),
-            "unknown provider 'gemini' in --model 'gemini/pro'; expected dynamo, openai, anthropic or replay"
-        );
-        let err = parse_model("replay/does/not/exist.jsonl", &e)
-            .err()
-            .unwrap();
-        assert!(
-            err.starts_with("--model: cannot read fixture does/not/exist.jsonl: "),
-            "{err}"
-        );
     }
 }

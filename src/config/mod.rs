@@ -131,9 +131,9 @@ pub enum ModelSource {
 
 impl ModelSource {
     /// The provider name messages carry.
-    pub fn provider_name(&self) -> &'static str {
+    pub fn provider_name(&self) -> &str {
         match self {
-            ModelSource::Http { provider, .. } => provider.name(),
+            ModelSource::Http { endpoint, .. } => &endpoint.label,
             ModelSource::Replay { .. } => "replay",
         }
     }
@@ -155,8 +155,10 @@ impl ModelSource {
 pub enum HttpProvider {
     /// NVIDIA Dynamo's OpenAI-compatible frontend.
     Dynamo,
-    /// Any OpenAI-compatible server; never sent Dynamo-only fields.
+    /// OpenAI; never sent Dynamo-only fields.
     OpenAi,
+    /// Another OpenAI-compatible server (OpenRouter, a gateway from `--providers`).
+    Compatible,
     /// Anthropic's Messages API.
     Anthropic,
 }
@@ -166,6 +168,7 @@ impl HttpProvider {
         match self {
             HttpProvider::Dynamo => "dynamo",
             HttpProvider::OpenAi => "openai",
+            HttpProvider::Compatible => "compatible",
             HttpProvider::Anthropic => "anthropic",
         }
     }
@@ -184,7 +187,9 @@ impl HttpProvider {
     pub fn dialect(self) -> crate::llm::Dialect {
         match self {
             HttpProvider::Anthropic => crate::llm::Dialect::AnthropicMessages,
-            HttpProvider::Dynamo | HttpProvider::OpenAi => crate::llm::Dialect::ChatCompletions,
+            HttpProvider::Dynamo | HttpProvider::OpenAi | HttpProvider::Compatible => {
+                crate::llm::Dialect::ChatCompletions
+            }
         }
     }
 }
@@ -196,7 +201,10 @@ pub struct Endpoint {
     pub api_key: Option<String>,
     /// The variable the key comes from when this endpoint cannot work without one; the run
     /// fails before its first request when there is no key. `None`: a key is optional.
-    pub required_key: Option<&'static str>,
+    pub required_key: Option<String>,
+    /// The provider as `--model` named it (`dynamo`, `openrouter`, a `--providers` name): the
+    /// `provider` of assistant messages and the entry an `--auth-file` key comes from.
+    pub label: String,
 }
 
 impl std::fmt::Debug for Endpoint {

@@ -72,8 +72,21 @@ pub fn redact_sse_body(secrets: &Secrets, body: &str) -> String {
         .collect()
 }
 
-/// Calls `visit` with every streamed text field of an OpenAI chat-completion chunk.
+/// Calls `visit` with every streamed text field of a chunk: an OpenAI chat-completion chunk,
+/// or an Anthropic `content_block_delta` (keyed by its block index).
 fn each_streamed_field(chunk: &mut Value, mut visit: impl FnMut(FieldKey, &mut String)) {
+    if chunk["type"] == "content_block_delta" {
+        let index = chunk["index"].as_u64().unwrap_or(0);
+        let Some(delta) = chunk.get_mut("delta").and_then(Value::as_object_mut) else {
+            return;
+        };
+        for field in ["text", "thinking", "partial_json"] {
+            if let Some(Value::String(text)) = delta.get_mut(field) {
+                visit((index, format!("anthropic/{field}")), text);
+            }
+        }
+        return;
+    }
     let Some(choices) = chunk.get_mut("choices").and_then(Value::as_array_mut) else {
         return;
     };
@@ -166,6 +179,44 @@ mod tests {
                 chunk(serde_json::json!({"content": "[REDACTED]"})),
             ]
             .concat()
+        );
+    }
+
+    #[test]
+    fn an_anthropic_stream_is_redacted_across_its_deltas() {
+        let secrets = Secrets::from_values(["sk-live-abcdef".to_string()]);
+        let delta = |index: u32, delta: Value| {
+            format!(
+                "event: content_block_delta\ndata: {}\n\n",
+                serde_json::json!({"type": "content_block_delta", "index": index, "delta": delta})
+            )
+        };
+        let body = [
+            delta(
+                0,
+                serde_json::json!({"type": "text_delta", "text": "key sk-live"}),
+            ),
+            delta(
+                1,
+                serde_json::json!({"type": "input_json_delta", "partial_json": "{\"k\":\"sk-li"}),
+            ),
+            delta(
+                0,
+                serde_json::json!({"type": "text_delta", "text": "-abcdef ok"}),
+            ),
+            delta(
+                1,
+                serde_json::json!({"type": "input_json_delta", "partial_json": "ve-abcdef\"}"}),
+            ),
+        ]
+        .concat();
+        let redacted = redact_sse_body(&secrets, &body);
+        assert!(!redacted.contains("sk-li"), "{redacted}");
+        assert!(!redacted.contains("abcdef"), "{redacted}");
+        assert_eq!(redacted.matches("[REDACTED]").count(), 2, "{redacted}");
+        assert!(
+            redacted.contains("event: content_block_delta\n"),
+            "{redacted}"
         );
     }
 

@@ -440,3 +440,37 @@ fn write_skill(dir: &Path, name: &str, description: &str) {
     )
     .unwrap();
 }
+
+#[test]
+fn a_gateway_from_agentic_pi_providers_is_reached_with_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![answer("via the gateway")]);
+    let providers = serde_json::json!({
+        "acme": {"baseUrl": format!("{}/", mock.url), "api": "openai-completions", "apiKeyEnv": "ACME_TOKEN"}
+    })
+    .to_string();
+    let run = run_worker(
+        dir.path(),
+        &["--model", "acme/llama-70b"],
+        "q",
+        &[
+            ("AGENTIC_PI_PROVIDERS", &providers),
+            ("ACME_TOKEN", "acme-token-1"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let request = &mock.requests()[0];
+    assert_eq!(request.headers["authorization"], "Bearer acme-token-1");
+    assert_eq!(request.body["model"], "llama-70b");
+    assert_eq!(run.all("message_end")[1]["message"]["provider"], "acme");
+
+    // A required key that is missing is found before any request.
+    let run = run_worker(
+        dir.path(),
+        &["--model", "acme/llama-70b", "--providers", &providers],
+        "q",
+        &[],
+    );
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stderr, "worker: ACME_TOKEN is not set\n");
+}

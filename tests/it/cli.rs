@@ -82,7 +82,7 @@ fn bad_flags_and_models_are_usage_errors() {
     assert_usage_error(
         &["run", "--model", "vertex/gemini"],
         b"q",
-        "worker: unknown provider 'vertex' in --model 'vertex/gemini'; expected dynamo, openai, anthropic or replay\n",
+        "worker: unknown provider 'vertex' in --model 'vertex/gemini'; expected dynamo, openai, anthropic, openrouter, replay, or a name from --providers\n",
     );
     assert_usage_error(
         &["run", "--model", "dynamo/m", "--timeout", "soon"],

@@ -1,0 +1,357 @@
+//! `--model provider/id`: which server, which wire format, which key.
+//!
+//! Built in: `dynamo`, `openai`, `anthropic`, `openrouter` (an OpenAI-compatible preset) and
+//! `replay`. Any other OpenAI-compatible or Anthropic-compatible endpoint (a gateway, a
+//! self-hosted server) is added without code by `--providers` / `AGENTIC_PI_PROVIDERS`, in
+//! agentic-pi's shape: `{"acme": {"baseUrl": "https://gw/v1", "api": "openai-completions",
+//! "apiKeyEnv": "ACME_API_KEY"}}`. For a built-in provider `baseUrl` alone re-points it (its
+//! wire format and key stay); a new name also needs `api`. A broken entry is a usage error:
+//! silently reaching the vendor instead of the configured gateway is what the setting exists
+//! to prevent.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::config::{Endpoint, Env, HttpProvider, ModelSource, defaults, normalize_base_url};
+use crate::llm::fixture::Fixture;
+
+/// The variable agentic-pi reads provider overrides from (the flag wins).
+pub const PROVIDERS_ENV: &str = "AGENTIC_PI_PROVIDERS";
+
+const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
+
+/// One `--providers` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    pub base_url: String,
+    pub api: Option<HttpProvider>,
+    pub api_key_env: Option<String>,
+}
+
+/// Parses `--providers` (or the variable); `label` names the source in errors.
+pub fn parse_overrides(raw: &str, label: &str) -> Result<BTreeMap<String, Override>, String> {
+    let parsed: Value =
+        serde_json::from_str(raw).map_err(|err| format!("{label} must be JSON: {err}"))?;
+    let Value::Object(entries) = parsed else {
+        return Err(format!(
+            "{label} must be a JSON object of provider -> {{baseUrl, ...}}"
+        ));
+    };
+    let mut out = BTreeMap::new();
+    for (prefix, entry) in entries {
+        let base_url = entry["baseUrl"]
+            .as_str()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+            .ok_or(format!("{label}.{prefix}.baseUrl is required"))?;
+        let api = match entry.get("api").and_then(Value::as_str) {
+            None => None,
+            Some("openai-completions") => Some(HttpProvider::Compatible),
+            Some("anthropic-messages") => Some(HttpProvider::Anthropic),
+            Some(other) => {
+                return Err(format!(
+                    "{label}.{prefix}.api '{other}' is not one worker speaks: openai-completions or anthropic-messages"
+                ));
+            }
+        };
+        out.insert(
+            prefix,
+            Override {
+                base_url: base_url.trim_end_matches('/').to_string(),
+                api,
+                api_key_env: entry
+                    .get("apiKeyEnv")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `provider/id`, split on the first `/`.
+pub fn parse_model(
+    raw: &str,
+    env: &dyn Env,
+    overrides: &BTreeMap<String, Override>,
+) -> Result<ModelSource, String> {
+    let raw = raw.trim();
+    let (prefix, id) = match raw.split_once('/') {
+        Some((prefix, id)) => (prefix, Some(id)),
+        None if raw == "dynamo" => ("dynamo", None),
+        None => return Err(format!("--model must be 'provider/id', got '{raw}'")),
+    };
+    let id = id.map(str::trim).filter(|id| !id.is_empty());
+    let chosen = id.filter(|id| *id != "default").map(str::to_string);
+    if prefix == "replay" {
+        let path = PathBuf::from(id.ok_or("--model replay/<file>: the fixture path is missing")?);
+        let fixture = Fixture::load(&path).map_err(|err| format!("--model: {err}"))?;
+        return Ok(ModelSource::Replay { path, fixture });
+    }
+    let overridden = overrides.get(prefix);
+    // (wire format, base URL, key variable, key required)
+    let (provider, base_url, key_var, required) = match prefix {
+        "dynamo" => (
+            HttpProvider::Dynamo,
+            env.get("DYNAMO_BASE_URL")
+                .or_else(|| env.get("OPENAI_BASE_URL"))
+                .unwrap_or_else(|| defaults::DYNAMO_BASE_URL.to_string()),
+            "DYNAMO_API_KEY".to_string(),
+            false,
+        ),
+        "openai" => {
+            let base = env
+                .get("OPENAI_BASE_URL")
+                .unwrap_or_else(|| defaults::OPENAI_BASE_URL.to_string());
+            // OpenAI itself needs a key; a compatible server elsewhere may not.
+            let required = normalize_base_url(&base) == defaults::OPENAI_BASE_URL;
+            (
+                HttpProvider::OpenAi,
+                base,
+                "OPENAI_API_KEY".to_string(),
+                required,
+            )
+        }
+        "anthropic" => (
+            HttpProvider::Anthropic,
+            env.get("ANTHROPIC_BASE_URL")
+                .unwrap_or_else(|| defaults::ANTHROPIC_BASE_URL.to_string()),
+            "ANTHROPIC_API_KEY".to_string(),
+            true,
+        ),
+        "openrouter" => (
+            HttpProvider::Compatible,
+            OPENROUTER_BASE_URL.to_string(),
+            "OPENROUTER_API_KEY".to_string(),
+            true,
+        ),
+        other => match overridden {
+            Some(Override {
+                api: Some(api),
+                base_url,
+                ..
+            }) => (
+                *api,
+                base_url.clone(),
+                format!("{}_API_KEY", other.to_uppercase().replace('-', "_")),
+                false,
+            ),
+            Some(_) => {
+                return Err(format!(
+                    "--providers.{other} needs \"api\" (openai-completions or anthropic-messages): worker has no built-in provider of that name"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "unknown provider '{other}' in --model '{raw}'; expected dynamo, openai, anthropic, openrouter, replay, or a name from --providers"
+                ));
+            }
+        },
+    };
+    let (provider, base_url, key_var, required) = match overridden {
+        // A re-pointed provider keeps its format unless the entry names one; the key then
+        // comes from the entry's variable, and must be there.
+        Some(entry) => (
+            entry.api.unwrap_or(provider),
+            entry.base_url.clone(),
+            entry.api_key_env.clone().unwrap_or(key_var),
+            required || entry.api_key_env.is_some(),
+        ),
+        None => (provider, base_url, key_var, required),
+    };
+    if provider == HttpProvider::Anthropic && chosen.is_none() {
+        return Err(format!("--model {prefix}/<id>: the model id is missing"));
+    }
+    Ok(ModelSource::Http {
+        provider,
+        endpoint: Endpoint {
+            base_url: normalize_base_url(&base_url),
+            api_key: env.get(&key_var),
+            required_key: required.then(|| key_var.clone()),
+            label: prefix.to_string(),
+        },
+        model: chosen,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MapEnv;
+
+    fn env(pairs: &[(&str, &str)]) -> MapEnv {
+        MapEnv::from_pairs(pairs)
+    }
+
+    fn model(raw: &str, env: &MapEnv) -> Result<ModelSource, String> {
+        parse_model(raw, env, &BTreeMap::new())
+    }
+
+    fn endpoint(source: &ModelSource) -> (&str, String, Option<String>, Option<String>) {
+        match source {
+            ModelSource::Http {
+                endpoint, model, ..
+            } => (
+                endpoint.label.as_str(),
+                endpoint.base_url.clone(),
+                endpoint.api_key.clone(),
+                model.clone(),
+            ),
+            ModelSource::Replay { .. } => panic!("not http"),
+        }
+    }
+
+    #[test]
+    fn the_model_splits_on_the_first_slash() {
+        let e = env(&[]);
+        assert_eq!(
+            endpoint(&model("dynamo/accounts/fw/models/glm", &e).unwrap()),
+            (
+                "dynamo",
+                "http://127.0.0.1:8000/v1".into(),
+                None,
+                Some("accounts/fw/models/glm".into())
+            )
+        );
+        assert_eq!(endpoint(&model("dynamo", &e).unwrap()).3, None);
+        assert_eq!(endpoint(&model("dynamo/default", &e).unwrap()).3, None);
+    }
+
+    #[test]
+    fn endpoints_follow_the_env_precedence() {
+        let e = env(&[
+            ("OPENAI_BASE_URL", "http://o:1/"),
+            ("DYNAMO_API_KEY", "dk"),
+            ("OPENAI_API_KEY", "ok"),
+        ]);
+        assert_eq!(
+            endpoint(&model("dynamo/m", &e).unwrap()),
+            (
+                "dynamo",
+                "http://o:1/v1".into(),
+                Some("dk".into()),
+                Some("m".into())
+            )
+        );
+        let e = env(&[
+            ("OPENAI_BASE_URL", "http://o:1/v1"),
+            ("DYNAMO_BASE_URL", "http://d:2"),
+            ("OPENAI_API_KEY", "ok"),
+        ]);
+        assert_eq!(endpoint(&model("dynamo/m", &e).unwrap()).1, "http://d:2/v1");
+        assert_eq!(
+            endpoint(&model("openai/gpt", &e).unwrap()),
+            (
+                "openai",
+                "http://o:1/v1".into(),
+                Some("ok".into()),
+                Some("gpt".into())
+            )
+        );
+        let blank = env(&[("DYNAMO_BASE_URL", "  ")]);
+        assert_eq!(
+            endpoint(&model("dynamo/m", &blank).unwrap()).1,
+            "http://127.0.0.1:8000/v1"
+        );
+    }
+
+    #[test]
+    fn bad_models_are_explained() {
+        let e = env(&[]);
+        assert_eq!(
+            model("gpt4", &e).err().unwrap(),
+            "--model must be 'provider/id', got 'gpt4'"
+        );
+        assert_eq!(
+            model("gemini/pro", &e).err().unwrap(),
+            "unknown provider 'gemini' in --model 'gemini/pro'; expected dynamo, openai, anthropic, openrouter, replay, or a name from --providers"
+        );
+        let err = model("replay/does/not/exist.jsonl", &e).err().unwrap();
+        assert!(
+            err.starts_with("--model: cannot read fixture does/not/exist.jsonl: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn openrouter_is_a_preset_that_needs_its_key() {
+        let e = env(&[("OPENROUTER_API_KEY", "or-key")]);
+        let source = model("openrouter/anthropic/claude-sonnet-4.6", &e).unwrap();
+        assert_eq!(
+            endpoint(&source),
+            (
+                "openrouter",
+                "https://openrouter.ai/api/v1".into(),
+                Some("or-key".into()),
+                Some("anthropic/claude-sonnet-4.6".into())
+            )
+        );
+        let ModelSource::Http {
+            provider, endpoint, ..
+        } = model("openrouter/x", &env(&[])).unwrap()
+        else {
+            panic!("not http")
+        };
+        assert_eq!(provider, HttpProvider::Compatible);
+        assert_eq!(endpoint.required_key.as_deref(), Some("OPENROUTER_API_KEY"));
+    }
+
+    #[test]
+    fn providers_re_point_built_ins_and_add_new_names() {
+        let overrides = parse_overrides(
+            r#"{"anthropic": {"baseUrl": "https://gw.example/anthropic/"},
+                "acme": {"baseUrl": "https://llm.acme.test/v1", "api": "openai-completions", "apiKeyEnv": "ACME_TOKEN"},
+                "claude-gw": {"baseUrl": "https://gw.example", "api": "anthropic-messages"}}"#,
+            "--providers",
+        )
+        .unwrap();
+        let e = env(&[("ANTHROPIC_API_KEY", "a"), ("ACME_TOKEN", "t")]);
+        let source = parse_model("anthropic/claude", &e, &overrides).unwrap();
+        assert_eq!(endpoint(&source).1, "https://gw.example/anthropic");
+        let source = parse_model("acme/llama-70b", &e, &overrides).unwrap();
+        assert_eq!(
+            endpoint(&source),
+            (
+                "acme",
+                "https://llm.acme.test/v1".into(),
+                Some("t".into()),
+                Some("llama-70b".into())
+            )
+        );
+        let ModelSource::Http { provider, .. } =
+            parse_model("claude-gw/claude-x", &e, &overrides).unwrap()
+        else {
+            panic!("not http")
+        };
+        assert_eq!(provider, HttpProvider::Anthropic);
+
+        let no_api =
+            parse_overrides(r#"{"acme": {"baseUrl": "https://x"}}"#, "--providers").unwrap();
+        assert!(
+            parse_model("acme/m", &e, &no_api)
+                .err()
+                .unwrap()
+                .starts_with("--providers.acme needs \"api\"")
+        );
+        for (raw, message) in [
+            (
+                "[1]",
+                "--providers must be a JSON object of provider -> {baseUrl, ...}",
+            ),
+            (r#"{"a": {}}"#, "--providers.a.baseUrl is required"),
+            (
+                r#"{"a": {"baseUrl": "x", "api": "gemini"}}"#,
+                "--providers.a.api 'gemini' is not one worker speaks: openai-completions or anthropic-messages",
+            ),
+        ] {
+            assert_eq!(parse_overrides(raw, "--providers").unwrap_err(), message);
+        }
+        assert!(
+            parse_overrides("{", "X")
+                .unwrap_err()
+                .starts_with("X must be JSON: ")
+        );
+    }
+}
