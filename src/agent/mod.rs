@@ -383,6 +383,10 @@ impl Session {
             })
             .collect();
         let tools_json = tools_json(&definitions);
+        let price = self
+            .config
+            .price
+            .or_else(|| self.config.prices.lookup(provider, model));
         let retry = RetryPolicy::new(
             self.config.limits.max_retries,
             self.config.limits.retry_base_delay,
@@ -472,6 +476,7 @@ impl Session {
                 provider,
                 model,
                 dialect: self.config.model.dialect(),
+                price,
             };
             let requested_at = SystemTime::now();
             let outcome = request_assistant(&ctx, &body).await;

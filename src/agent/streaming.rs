@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 
 use crate::events::{AssistantMessage, AssistantMessageEvent, Emitter, Event, Message, StopReason};
+use crate::llm::pricing::Price;
 use crate::llm::{Assembled, Assembler};
 use crate::secrets::{Secrets, StreamRedactor};
 
@@ -24,6 +25,8 @@ pub struct StreamingMessage<'e> {
     secrets: Secrets,
     /// Per content block.
     redactors: HashMap<usize, StreamRedactor>,
+    /// What the model's tokens cost, when known.
+    price: Option<Price>,
 }
 
 impl<'e> StreamingMessage<'e> {
@@ -40,7 +43,14 @@ impl<'e> StreamingMessage<'e> {
             started: false,
             secrets: emitter.secrets(),
             redactors: HashMap::new(),
+            price: None,
         }
+    }
+
+    /// Prices the message's usage when it ends.
+    pub fn priced(mut self, price: Option<Price>) -> Self {
+        self.price = price;
+        self
     }
 
     /// Emits one streamed piece (after `message_start`, if it was not out yet). Deltas are
@@ -116,6 +126,9 @@ impl<'e> StreamingMessage<'e> {
         message.stop_reason = assembled.stop_reason;
         message.error_message = assembled.error_message;
         message.usage = assembled.usage;
+        if let Some(price) = self.price {
+            message.usage.cost = price.cost(&message.usage);
+        }
         message.response_id = assembled.response_id;
         if let Some(model) = assembled.model {
             message.model = model;

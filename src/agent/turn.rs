@@ -36,6 +36,7 @@ pub struct TurnContext<'a> {
     pub provider: &'a str,
     pub model: &'a str,
     pub dialect: crate::llm::Dialect,
+    pub price: Option<crate::llm::pricing::Price>,
 }
 
 pub enum TurnEnd {
@@ -205,7 +206,8 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
     let mut sse = SseStream::with_dialect(liveness.watch(response.body), ctx.dialect);
     let mut assembler = Assembler::new();
     let mut streaming =
-        StreamingMessage::new(ctx.emitter, &empty_message(ctx, StopReason::Pending, None));
+        StreamingMessage::new(ctx.emitter, &empty_message(ctx, StopReason::Pending, None))
+            .priced(ctx.price);
     let ended = loop {
         // Idle means no bytes at all for `idle_timeout`, counted from the last ones.
         let wait = ctx.idle_timeout.saturating_sub(liveness.quiet_for());

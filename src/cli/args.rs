@@ -192,6 +192,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "JSON")]
     pub providers: Option<String>,
 
+    /// The model's price in US dollars per million tokens, e.g.
+    /// input=3,output=15,cacheRead=0.3,cacheWrite=3.75; wins over the price table. Without a
+    /// price, self-hosted and unknown models cost 0.
+    #[arg(long, value_name = "PRICES", value_parser = crate::llm::pricing::Price::parse)]
+    pub price: Option<crate::llm::pricing::Price>,
+
+    /// A price table to add to (or override) the bundled one: {"models": {"provider/model":
+    /// {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}}.
+    #[arg(long, value_name = "FILE")]
+    pub prices_file: Option<PathBuf>,
+
     /// Model credentials in Pi's auth.json shape ({"openai": {"type": "api_key", "key": "…"}});
     /// the file must not be readable by group or others. A key here wins over the provider's
     /// environment variable.

@@ -55,6 +55,13 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         endpoint.api_key = Some(key.clone());
     }
     let mut config = RunConfig::new(cwd, model);
+    config.price = args.price;
+    if let Some(path) = &args.prices_file {
+        config
+            .prices
+            .merge_file(path)
+            .map_err(|err| format!("--prices-file {}: {err}", path.display()))?;
+    }
     // The stream is the record; keeping every event in memory too would grow with output.
     config.retain_records = false;
     config.thinking = args.thinking;

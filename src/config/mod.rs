@@ -91,6 +91,10 @@ pub struct RunConfig {
     pub budget_start: Instant,
     /// Where tools run.
     pub sandbox: crate::sandbox::Settings,
+    /// List prices (looked up once the model is known) and the caller's own price, which
+    /// wins.
+    pub prices: crate::llm::pricing::PriceTable,
+    pub price: Option<crate::llm::pricing::Price>,
 }
 
 impl RunConfig {
@@ -111,6 +115,8 @@ impl RunConfig {
             extensions: Vec::new(),
             budget_start: Instant::now(),
             sandbox: crate::sandbox::Settings::default(),
+            prices: crate::llm::pricing::PriceTable::bundled(),
+            price: None,
         }
     }
 }

@@ -14,6 +14,7 @@ mod decorate;
 mod error;
 pub mod fixture;
 mod models;
+pub mod pricing;
 mod record_redact;
 mod retry;
 mod sse;

@@ -157,3 +157,52 @@ fn an_error_event_mid_stream_and_a_missing_key_are_explained() {
     assert_eq!(run.stderr, "worker: ANTHROPIC_API_KEY is not set\n");
     assert_eq!(run.first("fatal_error")["error"]["kind"], "auth");
 }
+
+#[test]
+fn costs_come_from_the_price_table_or_the_callers_price() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1M input, 2M cache reads, 400k cache writes, 25 output tokens at Sonnet 4.5's list price.
+    let tokens = json!({"input_tokens": 1_000_000, "cache_read_input_tokens": 2_000_000, "cache_creation_input_tokens": 400_000, "output_tokens": 1});
+    let mock = MockLlm::start(vec![anthropic_stream(
+        vec![json!({"type": "text", "text": "done"})],
+        "end_turn",
+        tokens,
+    )]);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "anthropic/claude-sonnet-4-5-20250929"],
+        "q",
+        &[
+            ("ANTHROPIC_BASE_URL", &mock.url),
+            ("ANTHROPIC_API_KEY", KEY),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cost = &run.all("message_end")[1]["message"]["usage"]["cost"];
+    assert_eq!(cost["input"], 3.0);
+    assert_eq!(cost["cacheRead"], 0.6);
+    assert_eq!(cost["cacheWrite"], 1.5);
+    assert_eq!(cost["output"], 25.0 * 15.0 / 1_000_000.0);
+    let total = run.last()["stats"]["cost"].as_f64().unwrap();
+    assert!(
+        (total - (5.1 + 25.0 * 15.0 / 1_000_000.0)).abs() < 1e-9,
+        "{total}"
+    );
+
+    // A self-hosted model costs nothing unless the caller says what it costs.
+    let mock = MockLlm::start(vec![Reply::Sse(vec![
+        role(),
+        text("ok"),
+        finish("stop"),
+        usage(2_000_000, 1_000_000, 0),
+        done(),
+    ])]);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/qwen3", "--price", "input=0.5,output=1.5"],
+        "q",
+        &[("DYNAMO_BASE_URL", &mock.url)],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.last()["stats"]["cost"], 2.5);
+}
