@@ -295,6 +295,7 @@ impl Session {
                     provider: provider.clone(),
                     model: model.clone(),
                     recorded_at: Some(now_rfc3339()),
+                    api: Some(self.config.model.dialect().api_name().to_string()),
                 };
                 let secrets = self.config.secrets.clone();
                 let recorder =

@@ -148,11 +148,15 @@ impl ModelSource {
     pub fn dialect(&self) -> crate::llm::Dialect {
         match self {
             ModelSource::Http { provider, .. } => provider.dialect(),
-            ModelSource::Replay { fixture, .. } => {
-                HttpProvider::from_name(&fixture.header.provider)
+            ModelSource::Replay { fixture, .. } => match fixture.header.api.as_deref() {
+                Some(api) if api == crate::llm::Dialect::AnthropicMessages.api_name() => {
+                    crate::llm::Dialect::AnthropicMessages
+                }
+                Some(_) => crate::llm::Dialect::ChatCompletions,
+                None => HttpProvider::from_name(&fixture.header.provider)
                     .map(HttpProvider::dialect)
-                    .unwrap_or_default()
-            }
+                    .unwrap_or_default(),
+            },
         }
     }
 }

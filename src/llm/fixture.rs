@@ -4,8 +4,11 @@
 //! The format is JSON Lines. The first line describes the recording:
 //!
 //! ```json
-//! {"workerFixture":1,"provider":"dynamo","model":"qwen3","recordedAt":"2026-11-22T10:00:00.000Z"}
+//! {"workerFixture":1,"provider":"dynamo","model":"qwen3","recordedAt":"2026-11-22T10:00:00.000Z","api":"openai-completions"}
 //! ```
+//!
+//! `api` names the wire format of the bodies (`anthropic-messages` for Anthropic's); a
+//! fixture without it is read in the format its `provider` speaks.
 //!
 //! Every further line is one model request and its response, in the order the run made them:
 //!
@@ -50,6 +53,10 @@ pub struct FixtureHeader {
     pub model: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_at: Option<String>,
+    /// The wire format of the recorded bodies (`openai-completions`, `anthropic-messages`);
+    /// without it, the one `provider` speaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -457,6 +464,7 @@ mod tests {
             provider: "dynamo".into(),
             model: "m".into(),
             recorded_at: None,
+            api: None,
         };
         let recorder = Arc::new(
             Recorder::create(
@@ -501,6 +509,7 @@ mod tests {
             provider: "dynamo".into(),
             model: "m".into(),
             recorded_at: None,
+            api: None,
         };
         let secrets = Secrets::from_values(["sk-secret-123".to_string()]);
         let recorder = Arc::new(Recorder::create(&path, &header, secrets).unwrap());

@@ -206,3 +206,62 @@ fn costs_come_from_the_price_table_or_the_callers_price() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.last()["stats"]["cost"], 2.5);
 }
+
+#[test]
+fn a_recorded_anthropic_run_replays_through_a_gateway_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        anthropic_stream(
+            vec![
+                json!({"type": "text", "text": "Listing."}),
+                json!({"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}),
+            ],
+            "tool_use",
+            json!({"input_tokens": 5}),
+        ),
+        anthropic_stream(
+            vec![json!({"type": "text", "text": "Empty enough."})],
+            "end_turn",
+            json!({"input_tokens": 7}),
+        ),
+    ]);
+    let providers = json!({"claude-gw": {"baseUrl": mock.url, "api": "anthropic-messages", "apiKeyEnv": "GW_KEY"}}).to_string();
+    let fixture = dir.path().join("recorded.jsonl");
+    let record = fixture.to_str().unwrap();
+    let recorded = run_worker(
+        dir.path(),
+        &[
+            "--model",
+            "claude-gw/claude-x",
+            "--providers",
+            &providers,
+            "--record",
+            record,
+        ],
+        "q",
+        &[("GW_KEY", KEY)],
+    );
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains(r#""api":"anthropic-messages""#),
+        "{text}"
+    );
+    assert!(!text.contains(KEY));
+
+    let model = format!("replay/{record}");
+    let replayed = run_worker(dir.path(), &["--model", &model], "q", &[]);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    let final_text = |run: &crate::support::Run| {
+        run.first("agent_end")["messages"][3]["content"][0]["text"].clone()
+    };
+    assert_eq!(final_text(&replayed), "Empty enough.");
+    assert_eq!(final_text(&replayed), final_text(&recorded));
+    assert_eq!(
+        replayed.all("tool_execution_end").len(),
+        recorded.all("tool_execution_end").len()
+    );
+}
