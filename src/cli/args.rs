@@ -248,14 +248,24 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_web_search: bool,
 
-    /// Web search provider (without it: the first whose key is set, of TAVILY_API_KEY,
-    /// EXA_API_KEY and BRAVE_SEARCH_API_KEY)
-    #[arg(long, value_enum, value_name = "PROVIDER")]
-    pub web_search_provider: Option<crate::web::Provider>,
+    /// Web search provider: tavily, exa or brave (without it: the first whose key is set, of
+    /// TAVILY_API_KEY, EXA_API_KEY and BRAVE_SEARCH_API_KEY). A provider without its key, or
+    /// an unknown name, is a warning.
+    #[arg(long, env = "WEB_SEARCH_PROVIDER", value_name = "PROVIDER")]
+    pub web_search_provider: Option<String>,
 
     /// Most web_search + web_fetch calls in one run.
     #[arg(long, value_name = "N", default_value_t = crate::web::DEFAULT_MAX_CALLS, value_parser = clap::value_parser!(u32).range(1..))]
     pub web_search_max_calls: u32,
+
+    /// A host web_fetch may reach although it is on a private or internal network
+    /// (repeatable), e.g. an intranet docs server.
+    #[arg(long, value_name = "HOST")]
+    pub web_allow_host: Vec<String>,
+
+    /// Let web_fetch reach private, loopback and link-local addresses: no SSRF guard.
+    #[arg(long)]
+    pub web_allow_private: bool,
 
     /// Do not offer multi_grep (grep and find stay: they are built in).
     #[arg(long)]

@@ -124,12 +124,18 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     config.extensions.push(Arc::new(github.extension));
     let web = crate::web::Settings {
         enabled: !args.no_web_search,
-        provider: args.web_search_provider,
+        provider: args.web_search_provider.clone(),
         max_calls: args.web_search_max_calls,
+        allow_hosts: args.web_allow_host.clone(),
+        allow_private: args.web_allow_private,
+        retry: crate::llm::RetryPolicy::new(
+            config.limits.max_retries,
+            config.limits.retry_base_delay,
+        ),
     };
-    config
-        .extensions
-        .push(Arc::new(WebSearch::configure(&web, env)));
+    let (web, web_warnings) = WebSearch::configure(&web, env, &config.secrets);
+    warnings.extend(web_warnings);
+    config.extensions.push(Arc::new(web));
     config.extensions.push(Arc::new(FileSearch::configure(
         !args.no_file_search,
         args.file_search_mode,

@@ -1,21 +1,41 @@
-//! Web research tools (`web_search`, `web_fetch`) and their settings.
+//! Web research tools, `web_search` and `web_fetch`, as agentic-pi offers them.
 //!
-//! A provider is chosen by `--web-search-provider`, else by the first API key the environment
-//! has (Tavily, then Exa, then Brave, as agentic-pi does). This build does not ship the tools
-//! yet: the `web-search` status line says so, with the provider that would be used, instead of
-//! pretending they are there.
+//! A provider is chosen by `--web-search-provider` (or `WEB_SEARCH_PROVIDER`), else by the
+//! first API key the environment has: Tavily, then Exa, then Brave. Without one, or with
+//! `--no-web-search`, there are no web tools and the `web-search` status line says why.
+//! Provider APIs are reached directly (`TAVILY_BASE_URL`, `EXA_BASE_URL`,
+//! `BRAVE_SEARCH_BASE_URL` re-point them); pages fetched locally go through the SSRF guard
+//! ([`guard`]) and the rails of [`fetch`].
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
 
 use serde_json::json;
 
 use crate::config::Env;
 use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
+use crate::llm::RetryPolicy;
+use crate::secrets::Secrets;
+use crate::tools::Tool;
+
+mod fetch;
+mod guard;
+mod html;
+mod providers;
+mod tools;
+
+pub use guard::Policy;
+pub use providers::Account;
 
 /// The default cap on web_search + web_fetch calls in one run.
 pub const DEFAULT_MAX_CALLS: u32 = 30;
+/// `name=ip,...`: resolve these names to these addresses (the guard still checks them).
+pub const RESOLVE_VAR: &str = "WORKER_WEB_RESOLVE";
 
 /// A web search API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
     Tavily,
     Exa,
@@ -42,72 +62,169 @@ impl Provider {
             Provider::Brave => "BRAVE_SEARCH_API_KEY",
         }
     }
+
+    fn from_name(name: &str) -> Option<Provider> {
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+    }
 }
 
 /// The web tools' settings, from the command line.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub enabled: bool,
-    pub provider: Option<Provider>,
+    /// `--web-search-provider`, as given.
+    pub provider: Option<String>,
     pub max_calls: u32,
+    pub allow_hosts: Vec<String>,
+    pub allow_private: bool,
+    pub retry: RetryPolicy,
 }
 
-/// The `web-search` extension: its status line (and, once built, its tools).
+/// The `web-search` extension: its status line and, with a provider, its two tools.
 pub struct WebSearch {
     status: ExtensionStatus,
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl WebSearch {
-    pub fn configure(settings: &Settings, env: &dyn Env) -> WebSearch {
-        let skipped = |reason: &str, message: String| ExtensionStatus {
-            extension: "web-search".into(),
-            status: ExtensionState::Skipped,
-            reason: Some(reason.to_string()),
-            message: Some(message),
-            extra: serde_json::Map::new(),
+    /// The extension, and warnings for stderr (a named provider that cannot be used).
+    pub fn configure(
+        settings: &Settings,
+        env: &dyn Env,
+        secrets: &Secrets,
+    ) -> (WebSearch, Vec<String>) {
+        let mut warnings = Vec::new();
+        let skipped = |reason: &str, message: String| WebSearch {
+            status: ExtensionStatus {
+                extension: "web-search".into(),
+                status: ExtensionState::Skipped,
+                reason: Some(reason.to_string()),
+                message: Some(message),
+                extra: serde_json::Map::new(),
+            },
+            tools: Vec::new(),
         };
         if !settings.enabled {
-            return WebSearch {
-                status: skipped("disabled-by-flag", "--no-web-search".into()),
-            };
+            return (
+                skipped("disabled-by-flag", "--no-web-search".into()),
+                warnings,
+            );
         }
-        let chosen = match settings.provider {
-            Some(provider) => env.get(provider.key_var()).map(|_| provider).ok_or(format!(
-                "--web-search-provider {} needs {}",
-                provider.name(),
-                provider.key_var()
-            )),
-            None => Provider::ALL
-                .into_iter()
-                .find(|p| env.get(p.key_var()).is_some())
-                .ok_or_else(|| {
-                    let vars: Vec<_> = Provider::ALL.iter().map(|p| p.key_var()).collect();
-                    format!("none of {} is set", vars.join(", "))
-                }),
+        let named = settings
+            .provider
+            .as_deref()
+            .filter(|p| !p.trim().is_empty());
+        let chosen = match named.map(|name| (name, Provider::from_name(name))) {
+            Some((_, Some(provider))) => match env.get(provider.key_var()) {
+                Some(key) => Some((provider, key)),
+                None => {
+                    let message = format!(
+                        "--web-search-provider {} needs {}",
+                        provider.name(),
+                        provider.key_var()
+                    );
+                    warnings.push(format!("{message}; no web tools"));
+                    return (skipped("no-credentials", message), warnings);
+                }
+            },
+            Some((name, None)) => {
+                warnings.push(format!(
+                    "--web-search-provider {name}: unknown; expected tavily, exa or brave (choosing by the keys set)"
+                ));
+                None
+            }
+            None => None,
         };
-        let status = match chosen {
-            Err(message) => skipped("no-credentials", message),
-            Ok(provider) => {
-                let mut status = skipped(
-                    "not-available",
-                    "web_search and web_fetch are not part of this build".into(),
-                );
-                status
-                    .extra
-                    .insert("provider".into(), json!(provider.name()));
-                status
-                    .extra
-                    .insert("maxCalls".into(), json!(settings.max_calls));
-                status
+        let chosen = chosen.or_else(|| {
+            Provider::ALL
+                .into_iter()
+                .find_map(|p| env.get(p.key_var()).map(|key| (p, key)))
+        });
+        let Some((provider, key)) = chosen else {
+            let vars: Vec<_> = Provider::ALL.iter().map(|p| p.key_var()).collect();
+            return (
+                skipped(
+                    "no-credentials",
+                    format!("none of {} is set", vars.join(", ")),
+                ),
+                warnings,
+            );
+        };
+        secrets.add(key.clone());
+        let account = Account {
+            provider,
+            base_url: env
+                .get(provider.base_url_var())
+                .unwrap_or_else(|| provider.default_base_url().to_string()),
+            key,
+        };
+        let policy = Arc::new(Policy {
+            allow_hosts: settings
+                .allow_hosts
+                .iter()
+                .map(|h| h.to_ascii_lowercase())
+                .collect(),
+            allow_private: settings.allow_private,
+            pinned: env.get(RESOLVE_VAR).map(|v| pins(&v)).unwrap_or_default(),
+        });
+        let built = crate::llm::http_client(Duration::from_secs(10), true)
+            .map_err(|err| err.to_string())
+            .and_then(|client| Ok((client, fetch::Fetcher::new(policy)?)));
+        let (client, fetcher) = match built {
+            Ok(parts) => parts,
+            Err(err) => {
+                warnings.push(format!("web tools unavailable: {err}"));
+                return (skipped("unavailable", err), warnings);
             }
         };
-        WebSearch { status }
+        let web = Arc::new(tools::Web {
+            account,
+            client,
+            fetcher,
+            retry: settings.retry.clone(),
+            max_calls: settings.max_calls,
+            calls: AtomicU32::new(0),
+            blocked: AtomicU32::new(0),
+        });
+        let mut extra = serde_json::Map::new();
+        extra.insert("provider".into(), json!(provider.name()));
+        extra.insert("toolCount".into(), json!(2));
+        extra.insert("maxCalls".into(), json!(settings.max_calls));
+        let status = ExtensionStatus {
+            extension: "web-search".into(),
+            status: ExtensionState::Configured,
+            reason: None,
+            message: None,
+            extra,
+        };
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(tools::WebSearchTool(web.clone())),
+            Arc::new(tools::WebFetchTool(web)),
+        ];
+        (WebSearch { status, tools }, warnings)
     }
+}
+
+/// `name=ip,name=ip`; entries that do not parse are left out.
+fn pins(value: &str) -> Vec<(String, std::net::IpAddr)> {
+    value
+        .split(',')
+        .filter_map(|pair| {
+            let (name, ip) = pair.split_once('=')?;
+            Some((name.trim().to_ascii_lowercase(), ip.trim().parse().ok()?))
+        })
+        .collect()
 }
 
 impl Extension for WebSearch {
     fn status(&self) -> Vec<StatusLine> {
         vec![StatusLine::Extension(self.status.clone())]
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.clone()
     }
 }
 
@@ -117,7 +234,8 @@ mod tests {
     use crate::config::MapEnv;
 
     fn reason(settings: &Settings, env: &[(&str, &str)]) -> (Option<String>, Option<String>) {
-        let web = WebSearch::configure(settings, &MapEnv::from_pairs(env));
+        let (web, _) =
+            WebSearch::configure(settings, &MapEnv::from_pairs(env), &Secrets::default());
         let provider = web
             .status
             .extra
@@ -132,6 +250,9 @@ mod tests {
             enabled: true,
             provider: None,
             max_calls: 30,
+            allow_hosts: Vec::new(),
+            allow_private: false,
+            retry: RetryPolicy::new(0, Duration::from_millis(1)),
         };
         assert_eq!(reason(&on, &[]).0.as_deref(), Some("no-credentials"));
         // Tavily wins over Brave when both keys are there.
@@ -140,10 +261,10 @@ mod tests {
                 &on,
                 &[("BRAVE_SEARCH_API_KEY", "b"), ("TAVILY_API_KEY", "t")]
             ),
-            (Some("not-available".into()), Some("tavily".into()))
+            (None, Some("tavily".into()))
         );
         let forced = Settings {
-            provider: Some(Provider::Exa),
+            provider: Some("exa".into()),
             ..on.clone()
         };
         assert_eq!(

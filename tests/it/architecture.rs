@@ -19,7 +19,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("sandbox", &["events"]),
     ("skills", &["events", "extension"]),
     ("file_search", &["events", "extension", "tools"]),
-    ("web", &["config", "events", "extension"]),
+    (
+        "web",
+        &[
+            "config",
+            "events",
+            "extension",
+            "llm",
+            "secrets",
+            "text",
+            "tools",
+        ],
+    ),
     (
         "config",
         &["control", "extension", "llm", "sandbox", "secrets", "tools"],

@@ -25,3 +25,4 @@ mod permissions;
 mod process;
 mod telemetry;
 mod tool_definitions;
+mod web;

@@ -1,0 +1,244 @@
+//! Fetching a page ourselves, inside agentic-pi's rails and behind the SSRF guard:
+//! http(s) only; 15 s for the whole request; at most 3 redirects, each target checked again
+//! (scheme and address); a text-like content type (`text/*`, `application/xhtml+xml`,
+//! `application/xml`, `application/json`); at most 1 MiB read, streamed and abandoned past
+//! it. HTML becomes markdown; the text handed to the model is capped at 200 KiB.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+
+use super::guard::{GuardedResolver, Policy};
+use super::html;
+use crate::llm::error_chain;
+
+pub const TIMEOUT: Duration = Duration::from_secs(15);
+pub const MAX_BYTES: usize = 1024 * 1024;
+pub const MAX_REDIRECTS: usize = 3;
+/// The most text a fetch hands to the model.
+pub const MAX_TEXT: usize = 200 * 1024;
+
+const GUARD_MARKER: &str = "blocked by the SSRF guard";
+
+#[derive(Debug)]
+pub struct Fetched {
+    pub final_url: String,
+    pub content_type: String,
+    pub bytes: usize,
+    pub title: Option<String>,
+    pub text: String,
+}
+
+#[derive(Debug)]
+pub enum FetchError {
+    /// The SSRF guard refused the URL or an address it resolved to.
+    Blocked(String),
+    /// Anything else, said plainly.
+    Failed(String),
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Blocked(message) | FetchError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+pub struct Fetcher {
+    client: reqwest::Client,
+    policy: Arc<Policy>,
+}
+
+impl Fetcher {
+    pub fn new(policy: Arc<Policy>) -> Result<Fetcher, String> {
+        Self::with_timeout(policy, TIMEOUT)
+    }
+
+    /// [`Fetcher::new`] with another overall time limit (tests).
+    pub fn with_timeout(policy: Arc<Policy>, timeout: Duration) -> Result<Fetcher, String> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let redirect_policy = policy.clone();
+        let client = reqwest::Client::builder()
+            .dns_resolver(Arc::new(GuardedResolver::new(policy.clone())))
+            // A proxy would resolve names itself, out of the guard's sight.
+            .no_proxy()
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() > MAX_REDIRECTS {
+                    return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+                }
+                match redirect_policy.check_url(attempt.url()) {
+                    Ok(()) => attempt.follow(),
+                    Err(refused) => attempt.error(refused),
+                }
+            }))
+            .user_agent(concat!("worker/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|err| error_chain(&err))?;
+        Ok(Fetcher { client, policy })
+    }
+
+    pub async fn fetch(&self, raw: &str) -> Result<Fetched, FetchError> {
+        let url = reqwest::Url::parse(raw.trim())
+            .map_err(|err| FetchError::Failed(format!("not a URL ({err}): {raw}")))?;
+        self.policy.check_url(&url).map_err(classify_text)?;
+        let response = self
+            .client
+            .get(url)
+            .header(
+                "accept",
+                "text/html,application/xhtml+xml,application/xml;q=0.9,text/*;q=0.8,application/json;q=0.8",
+            )
+            .send()
+            .await
+            .map_err(|err| classify_text(error_chain(&err)))?;
+        let final_url = response.url().to_string();
+        let status = response.status();
+        if !status.is_success() {
+            return Err(FetchError::Failed(format!(
+                "HTTP {status} from {final_url}"
+            )));
+        }
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let kind = text_kind(&content_type).ok_or_else(|| {
+            FetchError::Failed(format!(
+                "{final_url} is {}, not text: only text/*, HTML, XML and JSON are fetched",
+                if content_type.is_empty() {
+                    "of no declared content type"
+                } else {
+                    &content_type
+                }
+            ))
+        })?;
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|err| FetchError::Failed(error_chain(&err)))?;
+            if body.len() + chunk.len() > MAX_BYTES {
+                return Err(FetchError::Failed(format!(
+                    "{final_url} is larger than {} KiB; not read further",
+                    MAX_BYTES / 1024
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let bytes = body.len();
+        let text = String::from_utf8_lossy(&body);
+        let (title, text) = match kind {
+            Kind::Html => {
+                let page = html::to_markdown(&text);
+                (page.title, page.markdown)
+            }
+            Kind::Json => (
+                None,
+                serde_json::from_str::<serde_json::Value>(&text)
+                    .ok()
+                    .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                    .unwrap_or_else(|| text.into_owned()),
+            ),
+            Kind::Text => (None, text.into_owned()),
+        };
+        Ok(Fetched {
+            final_url,
+            content_type,
+            bytes,
+            title,
+            text,
+        })
+    }
+}
+
+enum Kind {
+    Html,
+    Json,
+    Text,
+}
+
+/// The content-type gate.
+fn text_kind(content_type: &str) -> Option<Kind> {
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match mime.as_str() {
+        "text/html" | "application/xhtml+xml" => Some(Kind::Html),
+        "application/json" => Some(Kind::Json),
+        "application/xml" => Some(Kind::Text),
+        other if other.starts_with("text/") => Some(Kind::Text),
+        _ => None,
+    }
+}
+
+/// The guard's own words when it refused, wherever in an error chain they are.
+fn classify_text(message: String) -> FetchError {
+    match message.find(GUARD_MARKER) {
+        Some(at) => FetchError::Blocked(message[at..].to_string()),
+        None => FetchError::Failed(message),
+    }
+}
+
+/// At most [`MAX_TEXT`] bytes (on a character boundary), and whether it was cut.
+pub fn cap_text(text: &str) -> (&str, bool) {
+    if text.len() <= MAX_TEXT {
+        return (text, false);
+    }
+    (
+        &text[..crate::text::floor_char_boundary(text, MAX_TEXT)],
+        true,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_costs_the_timeout_not_more() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        // Accepts, reads nothing, answers nothing.
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        let policy = Arc::new(Policy {
+            allow_private: true,
+            ..Policy::default()
+        });
+        let fetcher = Fetcher::with_timeout(policy, Duration::from_millis(300)).unwrap();
+        let started = std::time::Instant::now();
+        let err = fetcher
+            .fetch(&format!("http://{address}/slow"))
+            .await
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            err.to_string().contains("timed out") || err.to_string().contains("timeout"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn text_is_capped_on_a_character_boundary() {
+        let long = "é".repeat(MAX_TEXT);
+        let (cut, truncated) = cap_text(&long);
+        assert!(truncated);
+        assert!(cut.len() <= MAX_TEXT && cut.len() > MAX_TEXT - 2);
+        assert_eq!(cap_text("short"), ("short", false));
+    }
+}

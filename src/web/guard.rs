@@ -1,0 +1,281 @@
+//! The SSRF guard of `web_fetch`: a URL from an untrusted page or issue must not reach the
+//! cloud metadata service, the loopback interface or the operator's own network.
+//!
+//! - Hosts are checked after WHATWG URL parsing (the `url` crate), which already turns the
+//!   numeric tricks into plain addresses: `http://2130706433/`, `http://0x7f.1/` and
+//!   `http://a@127.0.0.1/` all have host 127.0.0.1. IPv4-mapped (`::ffff:a.b.c.d`) and NAT64
+//!   (`64:ff9b::a.b.c.d`) IPv6 addresses are checked as the IPv4 address inside them.
+//! - Names are resolved once, by [`GuardedResolver`], the client's only resolver: it drops
+//!   every blocked address and fails when none is left, and the connection goes to an address
+//!   it returned. There is no second lookup a rebinding DNS server could answer differently.
+//! - The fetch client has no proxy, so nobody else resolves for it.
+//!
+//! `--web-allow-host` exempts named hosts; `--web-allow-private` turns the address rules off.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Why an address is refused.
+pub fn blocked_rule(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => blocked_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(inner) = embedded_v4(v6) {
+                return blocked_v4(inner);
+            }
+            let segments = v6.segments();
+            if v6.is_loopback() {
+                Some("loopback")
+            } else if v6.is_unspecified() {
+                Some("unspecified")
+            } else if segments[0] & 0xfe00 == 0xfc00 {
+                Some("private (unique local)")
+            } else if segments[0] & 0xffc0 == 0xfe80 {
+                Some("link-local")
+            } else if segments[0] & 0xff00 == 0xff00 {
+                Some("multicast")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn blocked_v4(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, ..] = ip.octets();
+    if ip.is_loopback() {
+        Some("loopback")
+    } else if ip.is_unspecified() || a == 0 {
+        Some("unspecified")
+    } else if ip.is_private() {
+        Some("private (RFC 1918)")
+    } else if ip.is_link_local() {
+        Some("link-local (cloud metadata)")
+    } else if a == 100 && (64..128).contains(&b) {
+        Some("carrier-grade NAT")
+    } else if ip.is_multicast() {
+        Some("multicast")
+    } else if ip.is_broadcast() {
+        Some("broadcast")
+    } else {
+        None
+    }
+}
+
+/// The IPv4 address inside an IPv4-mapped or NAT64 IPv6 address.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    let s = ip.segments();
+    let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6].iter().all(|x| *x == 0);
+    nat64.then(|| {
+        let [.., hi, lo] = s;
+        Ipv4Addr::from(((u32::from(hi)) << 16) | u32::from(lo))
+    })
+}
+
+/// What may be fetched.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// Hosts exempt from the address rules (`--web-allow-host`), lower-case.
+    pub allow_hosts: Vec<String>,
+    /// `--web-allow-private`: no address rules at all.
+    pub allow_private: bool,
+    /// Name → address overrides (`WORKER_WEB_RESOLVE=name=ip,...`), checked like any answer.
+    pub pinned: Vec<(String, IpAddr)>,
+}
+
+impl Policy {
+    fn exempt(&self, host: &str) -> bool {
+        self.allow_private
+            || self
+                .allow_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
+    }
+
+    /// Checks a URL before it is requested (and every redirect target): its scheme, and its
+    /// host when that is an address.
+    pub fn check_url(&self, url: &reqwest::Url) -> Result<(), String> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!(
+                "only http and https URLs can be fetched, not {}:",
+                url.scheme()
+            ));
+        }
+        let host = match url.host() {
+            Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+            Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+            Some(url::Host::Domain(_)) => return Ok(()),
+            None => return Err("the URL has no host".into()),
+        };
+        let shown = url.host_str().unwrap_or_default();
+        match blocked_rule(host) {
+            Some(rule) if !self.exempt(shown) => Err(refusal(shown, host, rule)),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn refusal(host: &str, ip: IpAddr, rule: &str) -> String {
+    format!(
+        "blocked by the SSRF guard: {host} is {ip}, a {rule} address (allow it with --web-allow-host {host} or --web-allow-private)"
+    )
+}
+
+/// The fetch client's resolver: resolves once and returns only addresses the policy allows.
+pub struct GuardedResolver {
+    policy: Arc<Policy>,
+}
+
+impl GuardedResolver {
+    pub fn new(policy: Arc<Policy>) -> Self {
+        GuardedResolver { policy }
+    }
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = self.policy.clone();
+        let host = name.as_str().to_ascii_lowercase();
+        Box::pin(async move {
+            let addresses: Vec<IpAddr> = match policy.pinned.iter().find(|(n, _)| *n == host) {
+                Some((_, ip)) => vec![*ip],
+                None => tokio::net::lookup_host((host.as_str(), 0))
+                    .await?
+                    .map(|addr| addr.ip())
+                    .collect(),
+            };
+            if policy.exempt(&host) {
+                let addrs: Addrs = Box::new(addresses.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+                return Ok(addrs);
+            }
+            let mut refused = None;
+            let allowed: Vec<SocketAddr> = addresses
+                .into_iter()
+                .filter(|ip| match blocked_rule(*ip) {
+                    Some(rule) => {
+                        refused.get_or_insert((*ip, rule));
+                        false
+                    }
+                    None => true,
+                })
+                .map(|ip| SocketAddr::new(ip, 0))
+                .collect();
+            match (allowed.is_empty(), refused) {
+                (true, Some((ip, rule))) => Err(refusal(&host, ip, rule).into()),
+                (true, None) => Err(format!("{host} has no address").into()),
+                (false, _) => {
+                    let addrs: Addrs = Box::new(allowed.into_iter());
+                    Ok(addrs)
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> reqwest::Url {
+        reqwest::Url::parse(text).unwrap()
+    }
+
+    #[test]
+    fn every_internal_range_is_refused_and_public_ones_pass() {
+        for (ip, rule) in [
+            ("127.0.0.1", "loopback"),
+            ("10.1.2.3", "private (RFC 1918)"),
+            ("172.16.0.1", "private (RFC 1918)"),
+            ("192.168.1.1", "private (RFC 1918)"),
+            ("169.254.169.254", "link-local (cloud metadata)"),
+            ("100.64.0.1", "carrier-grade NAT"),
+            ("224.0.0.1", "multicast"),
+            ("0.0.0.0", "unspecified"),
+            ("255.255.255.255", "broadcast"),
+            ("::1", "loopback"),
+            ("::", "unspecified"),
+            ("fd00::1", "private (unique local)"),
+            ("fe80::1", "link-local"),
+            ("ff02::1", "multicast"),
+            ("::ffff:127.0.0.1", "loopback"),
+            ("::ffff:169.254.169.254", "link-local (cloud metadata)"),
+            ("64:ff9b::a9fe:a9fe", "link-local (cloud metadata)"),
+        ] {
+            assert_eq!(blocked_rule(ip.parse().unwrap()), Some(rule), "{ip}");
+        }
+        for ip in ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "100.128.0.1"] {
+            assert_eq!(blocked_rule(ip.parse().unwrap()), None, "{ip}");
+        }
+    }
+
+    #[test]
+    fn numeric_tricks_are_normalized_before_the_check() {
+        let policy = Policy::default();
+        for trick in [
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://0177.0.0.1/",
+            "http://127.1/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://a@127.0.0.1/",
+            "http://user:pass@[::1]:8080/x",
+            "https://169.254.169.254/latest/meta-data/",
+        ] {
+            let err = policy.check_url(&url(trick)).unwrap_err();
+            assert!(
+                err.starts_with("blocked by the SSRF guard: "),
+                "{trick}: {err}"
+            );
+        }
+        assert!(policy.check_url(&url("http://example.com/")).is_ok());
+        assert_eq!(
+            policy.check_url(&url("file:///etc/passwd")).unwrap_err(),
+            "only http and https URLs can be fetched, not file:"
+        );
+        assert!(policy.check_url(&url("ftp://example.com/")).is_err());
+    }
+
+    #[test]
+    fn allowed_hosts_and_allow_private_open_the_guard_deliberately() {
+        let policy = Policy {
+            allow_hosts: vec!["127.0.0.1".into()],
+            ..Policy::default()
+        };
+        assert!(policy.check_url(&url("http://127.0.0.1:8080/")).is_ok());
+        assert!(policy.check_url(&url("http://10.0.0.1/")).is_err());
+        let open = Policy {
+            allow_private: true,
+            ..Policy::default()
+        };
+        assert!(open.check_url(&url("http://10.0.0.1/")).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_to_a_private_address_is_refused_by_the_resolver() {
+        let policy = Arc::new(Policy {
+            pinned: vec![
+                ("internal.example.com".into(), "10.0.0.7".parse().unwrap()),
+                (
+                    "public.example.com".into(),
+                    "93.184.216.34".parse().unwrap(),
+                ),
+            ],
+            ..Policy::default()
+        });
+        let resolver = GuardedResolver::new(policy);
+        let name: Name = "internal.example.com".parse().unwrap();
+        let err = resolver.resolve(name).await.err().unwrap().to_string();
+        assert!(
+            err.starts_with("blocked by the SSRF guard: internal.example.com is 10.0.0.7"),
+            "{err}"
+        );
+        let name: Name = "public.example.com".parse().unwrap();
+        let addrs: Vec<SocketAddr> = resolver.resolve(name).await.unwrap().collect();
+        assert_eq!(addrs, ["93.184.216.34:0".parse().unwrap()]);
+    }
+}

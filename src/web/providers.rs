@@ -1,0 +1,343 @@
+//! The search APIs: Tavily (`POST /search`, `POST /extract`), Exa (`POST /search`,
+//! `POST /contents`) and Brave (`GET /res/v1/web/search`; no extract endpoint, so its pages
+//! are fetched locally). Results are normalized to title, URL, text and published date.
+//!
+//! Transient failures (transport errors, 408, 429, 5xx) are retried with the run's retry
+//! policy, `Retry-After` included; what is left is an error carrying the HTTP status, whether
+//! it was transient, and a hint for the model.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::Provider;
+use crate::llm::{RetryPolicy, error_chain, excerpt, parse_retry_after};
+
+/// Every provider request is bounded by this.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// Whatever `max_results` says.
+pub const MAX_RESULTS: usize = 10;
+
+/// Where a provider's API is, and its key.
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub provider: Provider,
+    pub base_url: String,
+    pub key: String,
+}
+
+impl Provider {
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Provider::Tavily => "https://api.tavily.com",
+            Provider::Exa => "https://api.exa.ai",
+            Provider::Brave => "https://api.search.brave.com",
+        }
+    }
+
+    /// The variable that points the provider at another host (tests, proxies).
+    pub fn base_url_var(self) -> &'static str {
+        match self {
+            Provider::Tavily => "TAVILY_BASE_URL",
+            Provider::Exa => "EXA_BASE_URL",
+            Provider::Brave => "BRAVE_SEARCH_BASE_URL",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchRequest {
+    pub query: String,
+    pub max_results: usize,
+    pub include_domains: Vec<String>,
+    pub exclude_domains: Vec<String>,
+    /// `basic` or `advanced` (Tavily's depth; Exa maps advanced to its deeper search).
+    pub search_depth: Option<String>,
+    /// Ask for page text with each result, where the provider can.
+    pub include_content: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub title: String,
+    pub url: String,
+    pub text: String,
+    pub published: Option<String>,
+}
+
+/// A page as a provider extracted it.
+#[derive(Debug, Clone)]
+pub struct Extracted {
+    pub title: Option<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProviderError {
+    pub provider: Provider,
+    pub status: Option<u16>,
+    pub message: String,
+    pub transient: bool,
+}
+
+impl ProviderError {
+    /// What the model should do about it.
+    pub fn hint(&self) -> &'static str {
+        match self.status {
+            Some(401 | 403) => "The search API key was rejected: check the provider's API key.",
+            Some(429) => "The search provider is rate limiting: wait before searching again.",
+            _ if self.transient => "A transient failure; it was retried. Try again later.",
+            _ => "The request was rejected; change the query or its parameters.",
+        }
+    }
+}
+
+pub async fn search(
+    client: &reqwest::Client,
+    account: &Account,
+    request: &SearchRequest,
+    retry: &RetryPolicy,
+) -> Result<Vec<Hit>, ProviderError> {
+    let max = request.max_results.clamp(1, MAX_RESULTS);
+    let base = account.base_url.trim_end_matches('/');
+    let body = match account.provider {
+        Provider::Tavily => {
+            let mut body = json!({
+                "query": request.query,
+                "max_results": max,
+                "search_depth": request.search_depth.as_deref().unwrap_or("basic"),
+                "include_raw_content": request.include_content,
+            });
+            if !request.include_domains.is_empty() {
+                body["include_domains"] = json!(request.include_domains);
+            }
+            if !request.exclude_domains.is_empty() {
+                body["exclude_domains"] = json!(request.exclude_domains);
+            }
+            Some(body)
+        }
+        Provider::Exa => {
+            let mut body = json!({
+                "query": request.query,
+                "numResults": max,
+                "type": if request.search_depth.as_deref() == Some("advanced") { "neural" } else { "auto" },
+                "contents": if request.include_content { json!({"text": true}) } else { json!({"highlights": true}) },
+            });
+            if !request.include_domains.is_empty() {
+                body["includeDomains"] = json!(request.include_domains);
+            }
+            if !request.exclude_domains.is_empty() {
+                body["excludeDomains"] = json!(request.exclude_domains);
+            }
+            Some(body)
+        }
+        Provider::Brave => None,
+    };
+    let answer = match account.provider {
+        Provider::Brave => {
+            // Brave has no domain filters; they become `site:` operators of the query.
+            let mut query = request.query.clone();
+            for domain in &request.include_domains {
+                query.push_str(&format!(" site:{domain}"));
+            }
+            for domain in &request.exclude_domains {
+                query.push_str(&format!(" -site:{domain}"));
+            }
+            let mut url =
+                reqwest::Url::parse(&format!("{base}/res/v1/web/search")).map_err(|err| {
+                    ProviderError {
+                        provider: account.provider,
+                        status: None,
+                        message: format!("bad base URL {base}: {err}"),
+                        transient: false,
+                    }
+                })?;
+            url.query_pairs_mut()
+                .append_pair("q", &query)
+                .append_pair("count", &max.to_string());
+            send(account, retry, || {
+                authorized(client.get(url.clone()), account).header("accept", "application/json")
+            })
+            .await?
+        }
+        Provider::Tavily | Provider::Exa => {
+            let body = body.unwrap_or_default();
+            let url = format!("{base}/search");
+            send(account, retry, || {
+                authorized(client.post(&url), account).json(&body)
+            })
+            .await?
+        }
+    };
+    let mut hits = parse_hits(account.provider, &answer);
+    hits.truncate(max);
+    Ok(hits)
+}
+
+/// The page at `url` through the provider's extract endpoint; `None` where there is none.
+pub async fn extract(
+    client: &reqwest::Client,
+    account: &Account,
+    url: &str,
+    retry: &RetryPolicy,
+) -> Result<Option<Extracted>, ProviderError> {
+    let base = account.base_url.trim_end_matches('/');
+    let (endpoint, body) = match account.provider {
+        Provider::Tavily => (format!("{base}/extract"), json!({"urls": [url]})),
+        Provider::Exa => (
+            format!("{base}/contents"),
+            json!({"urls": [url], "text": true}),
+        ),
+        Provider::Brave => return Ok(None),
+    };
+    let answer = send(account, retry, || {
+        authorized(client.post(&endpoint), account).json(&body)
+    })
+    .await?;
+    let first = &answer["results"][0];
+    let text = first["raw_content"]
+        .as_str()
+        .or_else(|| first["text"].as_str())
+        .unwrap_or_default();
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Extracted {
+        title: first["title"].as_str().map(str::to_string),
+        text: text.to_string(),
+    }))
+}
+
+fn authorized(builder: reqwest::RequestBuilder, account: &Account) -> reqwest::RequestBuilder {
+    match account.provider {
+        Provider::Tavily => builder.bearer_auth(&account.key),
+        Provider::Exa => builder.header("x-api-key", &account.key),
+        Provider::Brave => builder.header("x-subscription-token", &account.key),
+    }
+}
+
+/// Sends (again, after transient failures) and reads a JSON answer.
+async fn send(
+    account: &Account,
+    retry: &RetryPolicy,
+    build: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<Value, ProviderError> {
+    let mut attempt = 0;
+    loop {
+        let (error, hint) = match build().timeout(REQUEST_TIMEOUT).send().await {
+            Ok(response) if response.status().is_success() => {
+                return response.json::<Value>().await.map_err(|err| ProviderError {
+                    provider: account.provider,
+                    status: None,
+                    message: format!("unreadable answer: {}", error_chain(&err)),
+                    transient: false,
+                });
+            }
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let after = response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(parse_retry_after);
+                let body = response.text().await.unwrap_or_default();
+                let error = ProviderError {
+                    provider: account.provider,
+                    status: Some(status),
+                    message: format!("HTTP {status}: {}", excerpt(&body, 300)),
+                    transient: matches!(status, 408 | 429 | 500..=599),
+                };
+                (error, after)
+            }
+            Err(err) => (
+                ProviderError {
+                    provider: account.provider,
+                    status: None,
+                    message: error_chain(&err),
+                    transient: true,
+                },
+                None,
+            ),
+        };
+        if !error.transient || attempt >= retry.max_retries {
+            return Err(error);
+        }
+        attempt += 1;
+        tokio::time::sleep(retry.delay(attempt, hint)).await;
+    }
+}
+
+fn parse_hits(provider: Provider, answer: &Value) -> Vec<Hit> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let results = match provider {
+        Provider::Brave => &answer["web"]["results"],
+        Provider::Tavily | Provider::Exa => &answer["results"],
+    };
+    results
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| match provider {
+            Provider::Tavily => Hit {
+                title: text(&r["title"]),
+                url: text(&r["url"]),
+                text: r["raw_content"]
+                    .as_str()
+                    .filter(|c| !c.is_empty())
+                    .map_or_else(|| text(&r["content"]), str::to_string),
+                published: r["published_date"].as_str().map(str::to_string),
+            },
+            Provider::Exa => Hit {
+                title: text(&r["title"]),
+                url: text(&r["url"]),
+                text: r["text"].as_str().map(str::to_string).unwrap_or_else(|| {
+                    r["highlights"]
+                        .as_array()
+                        .map(|h| {
+                            h.iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join(" … ")
+                        })
+                        .unwrap_or_default()
+                }),
+                published: r["publishedDate"].as_str().map(str::to_string),
+            },
+            Provider::Brave => Hit {
+                title: text(&r["title"]),
+                url: text(&r["url"]),
+                text: text(&r["description"]),
+                published: r["page_age"]
+                    .as_str()
+                    .or_else(|| r["age"].as_str())
+                    .map(str::to_string),
+            },
+        })
+        .filter(|hit| !hit.url.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_provider_s_answer_normalizes_to_the_same_hits() {
+        let tavily = json!({"results": [{"title": "T", "url": "https://t.example", "content": "snippet", "published_date": "2026-01-02"}]});
+        let exa = json!({"results": [{"title": "E", "url": "https://e.example", "highlights": ["one", "two"], "publishedDate": "2026-02-03"}]});
+        let brave = json!({"web": {"results": [{"title": "B", "url": "https://b.example", "description": "desc", "page_age": "2026-03-04"}, {"title": "no url"}]}});
+        assert_eq!(
+            parse_hits(Provider::Tavily, &tavily),
+            [Hit {
+                title: "T".into(),
+                url: "https://t.example".into(),
+                text: "snippet".into(),
+                published: Some("2026-01-02".into())
+            }]
+        );
+        assert_eq!(parse_hits(Provider::Exa, &exa)[0].text, "one … two");
+        let brave = parse_hits(Provider::Brave, &brave);
+        assert_eq!(brave.len(), 1);
+        assert_eq!(brave[0].published.as_deref(), Some("2026-03-04"));
+    }
+}
