@@ -124,6 +124,11 @@ pub trait Extension: Send + Sync {
 
     fn tool_ended(&self, _call: &ToolCall, _ending: ToolEnding<'_>) {}
 
+    /// Counters for `usage_snapshot.stats`, read once at the end of the run.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
     /// Called once at the end; the lines are printed before `usage_snapshot`.
     fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {
         Box::pin(async { Vec::new() })

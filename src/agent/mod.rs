@@ -605,6 +605,11 @@ impl Session {
             });
         }
         self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
+        for extension in &self.config.extensions {
+            for (name, value) in extension.counters() {
+                *self.stats.counters.entry(name.to_string()).or_default() += value;
+            }
+        }
         let outcome = RunOutcome {
             stop_reason,
             fatal: fatal.as_ref(),

@@ -648,6 +648,9 @@ pub struct UsageStats {
     pub llm_requests: u32,
     pub turns: u32,
     pub duration_ms: u64,
+    /// Counters of the subsystems riding along (`webCalls`, `webFetchesBlocked`, ...).
+    #[serde(flatten)]
+    pub counters: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]

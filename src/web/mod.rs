@@ -86,6 +86,7 @@ pub struct Settings {
 pub struct WebSearch {
     status: ExtensionStatus,
     tools: Vec<Arc<dyn Tool>>,
+    web: Option<Arc<tools::Web>>,
 }
 
 impl WebSearch {
@@ -105,6 +106,7 @@ impl WebSearch {
                 extra: serde_json::Map::new(),
             },
             tools: Vec::new(),
+            web: None,
         };
         if !settings.enabled {
             return (
@@ -201,9 +203,10 @@ impl WebSearch {
         };
         let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(tools::WebSearchTool(web.clone())),
-            Arc::new(tools::WebFetchTool(web)),
+            Arc::new(tools::WebFetchTool(web.clone())),
         ];
-        (WebSearch { status, tools }, warnings)
+        let web = Some(web);
+        (WebSearch { status, tools, web }, warnings)
     }
 }
 
@@ -225,6 +228,18 @@ impl Extension for WebSearch {
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.tools.clone()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        use std::sync::atomic::Ordering;
+        match &self.web {
+            // Calls past the budget are attempts too; the budget is what they were refused by.
+            Some(web) => vec![
+                ("webCalls", u64::from(web.calls.load(Ordering::SeqCst).min(web.max_calls))),
+                ("webFetchesBlocked", u64::from(web.blocked.load(Ordering::SeqCst))),
+            ],
+            None => Vec::new(),
+        }
     }
 }
 
