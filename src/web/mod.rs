@@ -235,8 +235,14 @@ impl Extension for WebSearch {
         match &self.web {
             // Calls past the budget are attempts too; the budget is what they were refused by.
             Some(web) => vec![
-                ("webCalls", u64::from(web.calls.load(Ordering::SeqCst).min(web.max_calls))),
-                ("webFetchesBlocked", u64::from(web.blocked.load(Ordering::SeqCst))),
+                (
+                    "webCalls",
+                    u64::from(web.calls.load(Ordering::SeqCst).min(web.max_calls)),
+                ),
+                (
+                    "webFetchesBlocked",
+                    u64::from(web.blocked.load(Ordering::SeqCst)),
+                ),
             ],
             None => Vec::new(),
         }

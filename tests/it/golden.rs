@@ -8,6 +8,11 @@
 //! durations, retry delays, the temporary cwd and spill-file paths; consecutive progress
 //! updates of one tool call are merged (their split depends on timing).
 //!
+//! A scenario with a `site/` directory gets a web server on 127.0.0.1 serving it (a path is
+//! the file of that name; `…/search` paths answer with `site/search.json`) as the Brave Search
+//! API and as the web: `{{SITE}}` in `model.jsonl` becomes its URL, which the expected stream
+//! shows as `<SITE>`.
+//!
 //! `WORKER_BLESS=1 cargo test --test it golden` rewrites the expected files; review the diff.
 
 use std::path::{Path, PathBuf};
@@ -124,11 +129,29 @@ fn every_fixture_scenario_replays_to_its_expected_stream() {
         if dir.join("workspace").is_dir() {
             copy_tree(&dir.join("workspace"), &cwd);
         }
-        let model = format!("replay/{}", dir.join("model.jsonl").display());
+        let site = dir.join("site");
+        let site_url = site.is_dir().then(|| serve_site(site));
+        let mut model_file = dir.join("model.jsonl");
+        if let Some(url) = &site_url {
+            let text = std::fs::read_to_string(&model_file).unwrap();
+            model_file = work.path().join("model.jsonl");
+            std::fs::write(&model_file, text.replace("{{SITE}}", url)).unwrap();
+        }
+        let model = format!("replay/{}", model_file.display());
         let mut args: Vec<&str> = vec!["--model", &model, "--cwd", cwd.to_str().unwrap()];
         args.extend(scenario.args.iter().map(String::as_str));
-        let run = run_worker(&cwd, &args, &prompt, &[]);
-        let actual = normalize(&run.stdout, &cwd);
+        let env: Vec<(&str, &str)> = match &site_url {
+            Some(url) => vec![
+                ("BRAVE_SEARCH_API_KEY", "fixture-brave-key"),
+                ("BRAVE_SEARCH_BASE_URL", url.as_str()),
+            ],
+            None => Vec::new(),
+        };
+        let run = run_worker(&cwd, &args, &prompt, &env);
+        let mut actual = normalize(&run.stdout, &cwd);
+        if let Some(url) = &site_url {
+            actual = actual.replace(url.as_str(), "<SITE>");
+        }
         let expected_path = dir.join("expected.jsonl");
         if bless {
             std::fs::write(&expected_path, &actual).unwrap();
@@ -164,4 +187,32 @@ fn every_fixture_scenario_replays_to_its_expected_stream() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Serves the files of `root` on 127.0.0.1; returns the base URL.
+fn serve_site(root: PathBuf) -> String {
+    use axum::http::{StatusCode, Uri, header};
+    use axum::response::IntoResponse;
+    let handler = move |uri: Uri| {
+        let root = root.clone();
+        async move {
+            let path = uri.path().trim_start_matches('/');
+            let file = if path.ends_with("search") {
+                root.join("search.json")
+            } else {
+                root.join(path)
+            };
+            let kind = match file.extension().and_then(|e| e.to_str()) {
+                Some("html") => "text/html; charset=utf-8",
+                Some("json") => "application/json",
+                _ => "text/plain",
+            };
+            match std::fs::read(&file) {
+                Ok(body) => ([(header::CONTENT_TYPE, kind)], body).into_response(),
+                Err(_) => StatusCode::NOT_FOUND.into_response(),
+            }
+        }
+    };
+    let app = axum::Router::new().fallback(handler);
+    format!("http://{}", crate::support::mock_llm::serve(app))
 }

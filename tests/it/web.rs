@@ -383,7 +383,11 @@ fn the_ssrf_guard_blocks_internal_addresses_at_every_hop() {
         let (run, end) = call_once("web_fetch", json!({"url": url}), &[], &brave);
         assert_eq!(end["isError"], true, "{url}");
         assert_eq!(end["result"]["details"]["blocked"], true, "{url}");
-        assert_eq!(run.last()["stats"]["webFetchesBlocked"], 1, "counted in the run's stats");
+        assert_eq!(
+            run.last()["stats"]["webFetchesBlocked"],
+            1,
+            "counted in the run's stats"
+        );
         assert!(
             text(&end)
                 .contains("blocked by the SSRF guard: 127.0.0.1 is 127.0.0.1, a loopback address"),
@@ -455,7 +459,13 @@ fn the_call_budget_ends_in_a_structured_error_and_the_run_goes_on() {
     assert_eq!(ends[1]["isError"], true);
     assert_eq!(ends[1]["result"]["details"]["error"], "rate_limited");
     let stats = &run.last()["stats"];
-    assert_eq!((stats["webCalls"].as_u64(), stats["webFetchesBlocked"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(
+        (
+            stats["webCalls"].as_u64(),
+            stats["webFetchesBlocked"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
     assert!(text(ends[1]).starts_with("Web tool budget exhausted"));
     assert!(!run.stdout.contains("t-key"), "the key is a secret");
 }
