@@ -399,27 +399,15 @@ fn an_output_flood_leaves_a_bounded_spill_file() {
 
 #[test]
 fn spill_files_are_removed_even_when_the_worker_is_killed() {
-    use std::io::BufRead;
     let dir = workspace();
     let tmp = workspace();
-    let args = json!({"command": "seq 1 300000; sleep 100"}).to_string();
-    let mock = MockLlm::start(vec![call("c1", "bash", &args)]);
-    let mut child = worker_command(dir.path())
-        .args(["run", "--model", "dynamo/m"])
-        .env("DYNAMO_BASE_URL", &mock.url)
-        .env("TMPDIR", tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"go").unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        if line.unwrap().contains("\"tool_execution_update\"") {
-            break;
-        }
-    }
+    let started = bash_running(
+        dir.path(),
+        "seq 1 300000; sleep 100",
+        &[("TMPDIR", tmp.path().as_os_str())],
+        "tool_execution_update",
+    );
+    let mut child = started.child;
     let spill_dir = || {
         std::fs::read_dir(tmp.path())
             .unwrap()
@@ -659,7 +647,6 @@ fn running(pid: i32) -> bool {
 #[test]
 fn no_process_a_command_started_survives_a_killed_worker() {
     use nix::sys::signal::Signal;
-    use std::io::BufRead;
     let cases = [
         (
             "sh -c 'echo $$ >> pids; exec sleep 100'; echo done",
@@ -689,23 +676,9 @@ fn no_process_a_command_started_survives_a_killed_worker() {
     ];
     for (shape, signals) in cases {
         let dir = workspace();
-        let args = json!({"command": shape}).to_string();
-        let mock = MockLlm::start(vec![call("c1", "bash", &args)]);
-        let mut child = worker_command(dir.path())
-            .args(["run", "--model", "dynamo/m"])
-            .env("DYNAMO_BASE_URL", &mock.url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(b"go").unwrap();
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        for line in lines.by_ref() {
-            if line.unwrap().contains("\"tool_execution_start\"") {
-                break;
-            }
-        }
+        let started = bash_running(dir.path(), shape, &[], "tool_execution_start");
+        // Its stdout stays open (held) while the signals are sent.
+        let (mut child, _lines) = (started.child, started.lines);
         let pids = dir.path().join("pids");
         let deadline = Instant::now() + Duration::from_secs(5);
         let pid: i32 = loop {
@@ -874,4 +847,47 @@ fn three_hundred_calls_in_one_message_all_run_and_all_answer() {
         .collect();
     let expected: Vec<String> = (0..300).map(|i| format!("c{i}")).collect();
     assert_eq!(answers, expected, "every call answered, in order");
+}
+
+/// A worker whose model has asked for one bash `command`, read up to its first `until` event.
+struct BashRunning {
+    child: std::process::Child,
+    /// The rest of its stdout.
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    /// Kept for the life of the run.
+    _mock: MockLlm,
+}
+
+fn bash_running(
+    dir: &std::path::Path,
+    command: &str,
+    env: &[(&str, &std::ffi::OsStr)],
+    until: &str,
+) -> BashRunning {
+    use std::io::BufRead;
+    let args = json!({"command": command}).to_string();
+    let mock = MockLlm::start(vec![call("c1", "bash", &args)]);
+    let mut cmd = worker_command(dir);
+    cmd.args(["run", "--model", "dynamo/m"])
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"go").unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let marker = format!("\"{until}\"");
+    for line in lines.by_ref() {
+        if line.unwrap().contains(&marker) {
+            break;
+        }
+    }
+    BashRunning {
+        child,
+        lines,
+        _mock: mock,
+    }
 }
