@@ -96,6 +96,25 @@ impl Fetcher {
             .map_err(|err| classify_text(error_chain(&err)))?;
         let final_url = response.url().to_string();
         let status = response.status();
+        if status.is_redirection() {
+            // A redirect reqwest would not follow: to a scheme other than http(s).
+            let target = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            let refused = response
+                .url()
+                .join(&target)
+                .map_err(|err| err.to_string())
+                .and_then(|url| self.policy.check_url(&url))
+                .err()
+                .unwrap_or_else(|| "not followed".to_string());
+            return Err(classify_text(format!(
+                "{final_url} redirects to {target}: {refused}"
+            )));
+        }
         if !status.is_success() {
             return Err(FetchError::Failed(format!(
                 "HTTP {status} from {final_url}"

@@ -96,6 +96,13 @@ fn site() -> String {
         };
         (StatusCode::FOUND, [(header::LOCATION, location)]).into_response()
     }
+    async fn to_file() -> Response {
+        (
+            StatusCode::FOUND,
+            [(header::LOCATION, "file:///etc/passwd")],
+        )
+            .into_response()
+    }
     async fn to_metadata() -> Response {
         (
             StatusCode::FOUND,
@@ -109,7 +116,8 @@ fn site() -> String {
         .route("/binary", get(binary))
         .route("/huge", get(huge))
         .route("/hop/{n}", get(hop))
-        .route("/to-metadata", get(to_metadata));
+        .route("/to-metadata", get(to_metadata))
+        .route("/to-file", get(to_file));
     format!("http://{}", serve(app))
 }
 
@@ -332,6 +340,10 @@ fn web_fetch_uses_the_provider_extractor_or_fetches_behind_the_rails() {
         ("/binary", "is application/octet-stream, not text"),
         ("/huge", "is larger than 1024 KiB; not read further"),
         ("/hop/5", "more than 3 redirects"),
+        (
+            "/to-file",
+            "only http and https URLs can be fetched, not file:",
+        ),
     ] {
         let (_, end) = call_once(
             "web_fetch",
