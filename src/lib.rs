@@ -25,6 +25,7 @@ pub mod github;
 pub mod llm;
 pub mod sandbox;
 pub mod secrets;
+pub mod session;
 pub mod skills;
 pub mod sync;
 pub mod telemetry;

@@ -88,7 +88,16 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     let control = config.control.clone();
     emitter.on_close(move || control.abort(AbortReason::OutputClosed));
     let cwd = config.cwd.display().to_string();
-    emitter.header(&SessionHeader::new(&session_id, &now_rfc3339(), &cwd));
+    let session_file = config
+        .session
+        .as_ref()
+        .and_then(|s| s.writer.as_ref())
+        .map(|w| w.path().display().to_string());
+    let started_at = now_rfc3339();
+    let mut header = SessionHeader::new(&session_id, &started_at, &cwd);
+    header.session_file = session_file.as_deref();
+    header.resumed_from = config.session.as_ref().and_then(|s| s.resumed.as_ref());
+    emitter.header(&header);
     emitter.emit(&Event::SandboxStatus(&config.sandbox.status(&config.cwd)));
     let mut warnings = config.sandbox.warnings();
     for extension in &config.extensions {
@@ -160,6 +169,8 @@ struct Session {
     warnings: Vec<String>,
     agent_started: bool,
     recorder: Option<Arc<Recorder>>,
+    /// The session file, appended to as messages complete.
+    session: Option<crate::session::SessionWriter>,
     /// Model requests made for the turn that failed, and where they went, for the failure
     /// line.
     failed_requests: u32,
@@ -175,7 +186,11 @@ enum Ending {
 }
 
 impl Session {
-    fn new(config: RunConfig, emitter: Emitter, session_id: String, tools: ToolSet) -> Self {
+    fn new(mut config: RunConfig, emitter: Emitter, session_id: String, tools: ToolSet) -> Self {
+        let (session, history) = match config.session.take() {
+            Some(setup) => (setup.writer, setup.history),
+            None => (None, Vec::new()),
+        };
         let tool_ctx = ToolContext {
             cwd: Arc::new(config.cwd.clone()),
             cancel: config.control.token().clone(),
@@ -208,11 +223,12 @@ impl Session {
             started: Instant::now(),
             tools,
             tool_ctx,
-            messages: Vec::new(),
+            messages: history,
             stats: UsageStats::default(),
             warnings: Vec::new(),
             agent_started: false,
             recorder: None,
+            session,
             failed_requests: 0,
             target: String::new(),
         }
@@ -428,7 +444,9 @@ impl Session {
             timestamp: now_millis(),
         });
         self.stats.user_messages += 1;
+        self.persist(&user);
         self.messages.push(user);
+        let prompt_index = self.messages.len() - 1;
 
         let mut turn_index = 0u32;
         loop {
@@ -450,10 +468,10 @@ impl Session {
             self.stats.turns += 1;
             if turn_index == 0 {
                 self.emitter.emit(&Event::MessageStart {
-                    message: &self.messages[0],
+                    message: &self.messages[prompt_index],
                 });
                 self.emitter.emit(&Event::MessageEnd {
-                    message: &self.messages[0],
+                    message: &self.messages[prompt_index],
                 });
             }
             let body = build_body(&RequestSpec {
@@ -491,7 +509,9 @@ impl Session {
             self.stats.tool_calls += calls.len() as u32;
             let stop = outcome.message.stop_reason;
             let error_text = outcome.message.error_message.clone();
-            self.messages.push(Message::Assistant(outcome.message));
+            let assistant = Message::Assistant(outcome.message);
+            self.persist(&assistant);
+            self.messages.push(assistant);
             let assistant_index = self.messages.len() - 1;
 
             self.failed_requests = outcome.requests;
@@ -536,9 +556,37 @@ impl Session {
             let results = execute_calls(&exec, &calls).await;
             self.stats.tool_results += results.len() as u32;
             let results: Vec<Message> = results.into_iter().map(Message::ToolResult).collect();
+            for result in &results {
+                self.persist(result);
+            }
+            self.sync_session();
             self.emit_turn_end(turn_index, assistant_index, &results);
             self.messages.extend(results);
             turn_index += 1;
+        }
+    }
+
+    /// Appends a complete message to the session file; a failure is reported once, at the end.
+    fn persist(&mut self, message: &Message) {
+        if let Some(writer) = &mut self.session
+            && let Err(err) = writer.append(message)
+        {
+            self.warnings.push(format!(
+                "session file {}: {err}; the rest of the run is not saved",
+                writer.path().display()
+            ));
+            self.session = None;
+        }
+    }
+
+    /// Makes the session durable (turn ends, and the end of the run).
+    fn sync_session(&mut self) {
+        if let Some(writer) = &mut self.session
+            && let Err(err) = writer.sync()
+        {
+            self.warnings
+                .push(format!("session file {}: {err}", writer.path().display()));
+            self.session = None;
         }
     }
 
@@ -555,6 +603,7 @@ impl Session {
 
     async fn finish(&mut self, ending: Ending) -> RunResult {
         self.tool_ctx.leftovers.clean_up();
+        self.sync_session();
         let elapsed_ms = self.started.elapsed().as_millis() as u64;
         let (stop_reason, fatal, limit) = match ending {
             Ending::Finished(reason) => (reason, None, None),

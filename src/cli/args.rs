@@ -209,14 +209,34 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_AUTH_FILE", value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
 
-    /// Do not persist the session. (worker does not write session files yet, so this is
-    /// what happens either way.)
+    /// Do not write a session file.
     #[arg(long)]
     pub no_session: bool,
 
-    /// Where session files would go; accepted, and a warning says it is not used yet.
-    #[arg(long, value_name = "DIR")]
+    /// Where session files go [default: $XDG_STATE_HOME/worker/sessions/<cwd-slug>/, XDG_STATE_HOME
+    /// defaulting to ~/.local/state]
+    #[arg(long, env = "WORKER_SESSION_DIR", value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
+
+    /// The session's id (caller-owned: A-Z a-z 0-9 - _ . :, up to 128): the header's id, the
+    /// session file, the Dynamo session and trajectory, OTEL's conversation id [default: a new
+    /// UUIDv7]
+    #[arg(long, env = "WORKER_SESSION_ID", value_name = "ID")]
+    pub session_id: Option<String>,
+
+    /// The session that started this one (Dynamo's parent trajectory, the session file's
+    /// parentSession).
+    #[arg(long, value_name = "ID")]
+    pub parent_session_id: Option<String>,
+
+    /// Continue a session (its id in --session-dir, or its file): its conversation is loaded,
+    /// the prompt appended, the same session id kept.
+    #[arg(long, value_name = "ID|FILE", conflicts_with = "continue_session")]
+    pub resume: Option<String>,
+
+    /// Continue the most recent session of --cwd.
+    #[arg(long = "continue")]
+    pub continue_session: bool,
 
     /// Accepted for agentic-pi and opencode command lines; worker never asks for permission.
     #[arg(long)]

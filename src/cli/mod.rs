@@ -55,6 +55,8 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         endpoint.api_key = Some(key.clone());
     }
     let mut config = RunConfig::new(cwd, model);
+    // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first.
+    config.session_id = session_id(args, env, &config.cwd)?;
     config.price = args.price;
     if let Some(path) = &args.prices_file {
         config
@@ -155,12 +157,17 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         allow_hosts: (!args.allow_host.is_empty()).then(|| args.allow_host.clone()),
         no_network: args.no_network,
     };
-    if args.session_dir.is_some() && !args.no_session {
-        warnings.push(
-            "--session-dir: worker does not write session files yet; nothing is persisted"
-                .to_string(),
-        );
-    }
+    config.session = match session_setup(args, env, &config) {
+        Ok(setup) => setup,
+        // The default place may be read-only (a container's home): the run goes on unsaved.
+        Err(err)
+            if args.session_dir.is_none() && args.resume.is_none() && !args.continue_session =>
+        {
+            warnings.push(format!("{err}; this run's session is not saved"));
+            None
+        }
+        Err(err) => return Err(err),
+    };
     let decorate = matches!(
         config.model,
         ModelSource::Http {
@@ -168,8 +175,14 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
             ..
         }
     );
-    let (settings, dynamo_warnings) = DynamoSettings::from_env(
+    // --parent-session-id is the Dynamo parent trajectory unless the environment names one.
+    let with_parent = WithDefault {
         env,
+        name: "DYN_AGENT_PARENT_TRAJECTORY_ID",
+        value: args.parent_session_id.clone(),
+    };
+    let (settings, dynamo_warnings) = DynamoSettings::from_env(
+        &with_parent,
         &config.session_id,
         args.dynamo_trace_protocol,
         decorate,
@@ -204,6 +217,139 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     available.extend(config.extensions.iter().flat_map(|e| e.tools()));
     crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
     Ok((config, warnings))
+}
+
+/// The environment, with one variable given a value when it has none.
+struct WithDefault<'a> {
+    env: &'a dyn Env,
+    name: &'static str,
+    value: Option<String>,
+}
+
+impl Env for WithDefault<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        self.env
+            .get(name)
+            .or_else(|| (name == self.name).then(|| self.value.clone()).flatten())
+    }
+}
+
+/// The session's directory, from `--session-dir` or the XDG default.
+fn session_dir(args: &RunArgs, env: &dyn Env, cwd: &Path) -> Result<PathBuf, String> {
+    if let Some(dir) = &args.session_dir {
+        return Ok(dir.clone());
+    }
+    crate::session::default_dir(
+        env.get("XDG_STATE_HOME").map(PathBuf::from).as_deref(),
+        env.get("HOME").map(PathBuf::from).as_deref(),
+        cwd,
+    )
+    .ok_or_else(|| "no session directory: set --session-dir, XDG_STATE_HOME or HOME".to_string())
+}
+
+/// The session a run continues (`--resume`, `--continue`), loaded.
+fn resumed(
+    args: &RunArgs,
+    env: &dyn Env,
+    cwd: &Path,
+) -> Result<Option<crate::session::Loaded>, String> {
+    let path = match (&args.resume, args.continue_session) {
+        (Some(target), _) => {
+            let as_path = PathBuf::from(target);
+            if as_path.is_file() {
+                as_path
+            } else {
+                let dir = session_dir(args, env, cwd)?;
+                crate::session::find(&dir, target).ok_or_else(|| {
+                    format!(
+                        "--resume {target}: no such session file, and no session of that id in {}",
+                        dir.display()
+                    )
+                })?
+            }
+        }
+        (None, true) => {
+            let dir = session_dir(args, env, cwd)?;
+            crate::session::most_recent(&dir)
+                .ok_or_else(|| format!("--continue: no session to continue in {}", dir.display()))?
+        }
+        (None, false) => return Ok(None),
+    };
+    crate::session::load(&path)
+        .map(Some)
+        .map_err(|err| format!("--resume: {err}"))
+}
+
+/// The run's session id: the resumed session's, `--session-id`, or a new UUIDv7.
+fn session_id(args: &RunArgs, env: &dyn Env, cwd: &Path) -> Result<String, String> {
+    if let Some(id) = &args.session_id {
+        crate::session::validate_id(id).map_err(|err| format!("--session-id: {err}"))?;
+    }
+    if let Some(id) = &args.parent_session_id {
+        crate::session::validate_id(id).map_err(|err| format!("--parent-session-id: {err}"))?;
+    }
+    match (resumed(args, env, cwd)?, &args.session_id) {
+        (Some(loaded), Some(id)) if *id != loaded.id => Err(format!(
+            "--session-id {id} differs from the resumed session's id {}",
+            loaded.id
+        )),
+        (Some(loaded), _) => Ok(loaded.id),
+        (None, Some(id)) => Ok(id.clone()),
+        (None, None) => Ok(uuid::Uuid::now_v7().to_string()),
+    }
+}
+
+/// The session file to append to (none with `--no-session`), and the history it continues.
+fn session_setup(
+    args: &RunArgs,
+    env: &dyn Env,
+    config: &RunConfig,
+) -> Result<Option<crate::config::SessionSetup>, String> {
+    let loaded = resumed(args, env, &config.cwd)?;
+    if args.no_session {
+        // Resuming without saving: the history is read, nothing is written.
+        return Ok(loaded.map(|loaded| crate::config::SessionSetup {
+            writer: None,
+            resumed: Some(resumed_from(&loaded)),
+            history: loaded.messages,
+        }));
+    }
+    let secrets = config.secrets.clone();
+    let setup = match loaded {
+        Some(loaded) => crate::config::SessionSetup {
+            writer: Some(
+                crate::session::SessionWriter::append_to(&loaded, secrets)
+                    .map_err(|err| format!("--resume {}: {err}", loaded.path.display()))?,
+            ),
+            resumed: Some(resumed_from(&loaded)),
+            history: loaded.messages,
+        },
+        None => {
+            let dir = session_dir(args, env, &config.cwd)?;
+            let writer = crate::session::SessionWriter::create(
+                &dir,
+                &config.session_id,
+                &config.cwd,
+                args.parent_session_id.as_deref(),
+                secrets,
+            )
+            .map_err(|err| format!("session directory {}: {err}", dir.display()))?;
+            crate::config::SessionSetup {
+                writer: Some(writer),
+                resumed: None,
+                history: Vec::new(),
+            }
+        }
+    };
+    Ok(Some(setup))
+}
+
+fn resumed_from(loaded: &crate::session::Loaded) -> crate::events::ResumedFrom {
+    crate::events::ResumedFrom {
+        path: loaded.path.display().to_string(),
+        entries: loaded.messages.len(),
+        interrupted: loaded.interrupted,
+    }
 }
 
 fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, String> {

@@ -95,6 +95,18 @@ pub struct RunConfig {
     /// wins.
     pub prices: crate::llm::pricing::PriceTable,
     pub price: Option<crate::llm::pricing::Price>,
+    /// Where the conversation is persisted, and what it continues.
+    pub session: Option<SessionSetup>,
+}
+
+/// A persisted session: the file the run appends to and, when resumed, the conversation so
+/// far.
+pub struct SessionSetup {
+    /// `None` with `--no-session`: a resumed conversation is read, nothing written.
+    pub writer: Option<crate::session::SessionWriter>,
+    pub history: Vec<crate::events::Message>,
+    /// Set when the run continues an earlier session.
+    pub resumed: Option<crate::events::ResumedFrom>,
 }
 
 impl RunConfig {
@@ -117,6 +129,7 @@ impl RunConfig {
             sandbox: crate::sandbox::Settings::default(),
             prices: crate::llm::pricing::PriceTable::bundled(),
             price: None,
+            session: None,
         }
     }
 }

@@ -42,6 +42,25 @@ pub struct SessionHeader<'a> {
     pub cwd: &'a str,
     pub producer: Producer,
     pub event_schema: u32,
+    /// The session file this run appends to (absent with `--no-session`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<&'a str>,
+    /// Set when the run continues an earlier session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<&'a ResumedFrom>,
+}
+
+/// The session a run continues.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumedFrom {
+    /// Its file.
+    pub path: String,
+    /// Messages loaded from it.
+    pub entries: usize,
+    /// Tool calls the earlier run left without a result, answered as interrupted (not run
+    /// again).
+    pub interrupted: usize,
 }
 
 impl<'a> SessionHeader<'a> {
@@ -54,6 +73,8 @@ impl<'a> SessionHeader<'a> {
             cwd,
             producer: Producer::current(),
             event_schema: EVENT_SCHEMA_VERSION,
+            session_file: None,
+            resumed_from: None,
         }
     }
 }

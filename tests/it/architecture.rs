@@ -17,6 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("control", &["exit"]),
     ("extension", &["events", "llm", "tools"]),
     ("sandbox", &["events"]),
+    ("session", &["events", "secrets"]),
     ("skills", &["events", "extension"]),
     ("file_search", &["events", "extension", "tools"]),
     (
@@ -33,7 +34,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "config",
-        &["control", "extension", "llm", "sandbox", "secrets", "tools"],
+        &[
+            "control",
+            "events",
+            "extension",
+            "llm",
+            "sandbox",
+            "secrets",
+            "session",
+            "tools",
+        ],
     ),
     (
         "agent",
@@ -45,6 +55,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "extension",
             "llm",
             "secrets",
+            "session",
             "sync",
             "text",
             "tools",
@@ -80,12 +91,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "config",
             "dynamo",
+            "events",
             "exit",
             "file_search",
             "github",
             "llm",
             "sandbox",
             "secrets",
+            "session",
             "skills",
             "telemetry",
             "tools",

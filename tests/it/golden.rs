@@ -101,7 +101,14 @@ fn normalize(stdout: &str, cwd: &Path) -> String {
         (r#""timestamp":"[^"]+""#, r#""timestamp":"<TIME>""#),
         (r#""timestamp":\d+"#, r#""timestamp":0"#),
         (r#""(durationMs|elapsedMs|delayMs)":\d+"#, r#""$1":0"#),
-        (r#"/[^"\\]*worker-bash-[^"\\]*\.log"#, "<SPILL>"),
+        (
+            r#"/[^"\\]*worker-run-[^"\\/]*/bash-[^"\\]*\.log"#,
+            "<SPILL>",
+        ),
+        (
+            r#""sessionFile":"[^"]*""#,
+            r#""sessionFile":"<SESSION_FILE>""#,
+        ),
     ];
     for (pattern, replacement) in rules {
         text = regex::Regex::new(pattern)

@@ -23,6 +23,7 @@ mod golden;
 mod model_server;
 mod permissions;
 mod process;
+mod sessions;
 mod telemetry;
 mod tool_definitions;
 mod web;

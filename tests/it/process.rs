@@ -220,9 +220,8 @@ fn normalize(events: &[Value]) -> Vec<Value> {
             Value::Object(map) => {
                 for (key, item) in map.iter_mut() {
                     match key.as_str() {
-                        "timestamp" | "sessionId" | "id" | "durationMs" | "delayMs" => {
-                            *item = Value::Null
-                        }
+                        "timestamp" | "sessionId" | "id" | "durationMs" | "delayMs"
+                        | "sessionFile" => *item = Value::Null,
                         _ => walk(item),
                     }
                 }

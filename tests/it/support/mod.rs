@@ -14,7 +14,9 @@ pub fn worker_command(cwd: &Path) -> Command {
     clean(Command::new(env!("CARGO_BIN_EXE_worker")), cwd)
 }
 
-/// `cmd` with only PATH, HOME (the test's directory) and LANG set, running in `cwd`.
+/// `cmd` with only PATH, HOME (the test's directory), LANG and XDG_STATE_HOME set, running in
+/// `cwd`. Session files go to a state directory of the test process, not into `cwd`, where a
+/// tool listing the directory would see them.
 fn clean(mut cmd: Command, cwd: &Path) -> Command {
     cmd.env_clear()
         .env(
@@ -23,8 +25,17 @@ fn clean(mut cmd: Command, cwd: &Path) -> Command {
         )
         .env("HOME", cwd)
         .env("LANG", "C.UTF-8")
+        .env("XDG_STATE_HOME", state_home())
         .current_dir(cwd);
     cmd
+}
+
+/// The tests' shared state directory, removed with the test process.
+pub fn state_home() -> &'static Path {
+    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    STATE
+        .get_or_init(|| tempfile::tempdir().expect("state directory"))
+        .path()
 }
 
 pub struct Run {

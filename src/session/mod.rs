@@ -1,0 +1,238 @@
+//! Sessions on disk, in Pi's session file format (version 3), so a run can be resumed after a
+//! crash or continued by the next phase, and Pi itself can open it.
+//!
+//! The file is JSON Lines: a `session` header, then one `message` entry per complete message,
+//! each with an 8-hex-digit `id` and the `parentId` of the entry before it. Entries are only
+//! appended, each with one `write`, and the file is synced at every turn end: a `kill -9` at
+//! any moment leaves a file whose complete lines are valid, and reading ignores a last line
+//! cut short. A resumed session appends to its own file, continuing the chain.
+//!
+//! Files live in `--session-dir`, by default `$XDG_STATE_HOME/worker/sessions/<cwd-slug>/`
+//! (`~/.local/state/…`), named `<timestamp>_<session id>.jsonl`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::events::{Message, TextContent, ToolResultMessage, now_millis, now_rfc3339};
+
+mod read;
+
+pub use read::{Loaded, load};
+
+/// The session format generation written (Pi's).
+pub const FORMAT_VERSION: u32 = 3;
+
+/// What a caller-owned session id may contain: it names a file and travels in headers.
+pub fn validate_id(id: &str) -> Result<(), String> {
+    let valid = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+        && !id.starts_with('.');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "'{id}' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with ."
+        ))
+    }
+}
+
+/// The default directory for sessions of `cwd`.
+pub fn default_dir(state_home: Option<&Path>, home: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
+    let base = match state_home {
+        Some(state) => state.to_path_buf(),
+        None => home?.join(".local/state"),
+    };
+    Some(base.join("worker/sessions").join(slug(cwd)))
+}
+
+/// `/home/me/repo` → `--home-me-repo--`, as Pi names its session folders.
+fn slug(cwd: &Path) -> String {
+    let text = cwd.display().to_string();
+    let body: String = text
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c == ':' {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    format!("--{body}--")
+}
+
+/// The most recently written session of a directory.
+pub fn most_recent(dir: &Path) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max()
+        .map(|(_, p)| p)
+}
+
+/// The file of session `id` in `dir`, if there is one.
+pub fn find(dir: &Path, id: &str) -> Option<PathBuf> {
+    let suffix = format!("_{id}.jsonl");
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(&suffix))
+        })
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Header<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    version: u32,
+    id: &'a str,
+    timestamp: String,
+    cwd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_session: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: String,
+    parent_id: Option<String>,
+    timestamp: String,
+    message: &'a Message,
+}
+
+/// Appends a run's messages to its session file.
+pub struct SessionWriter {
+    file: File,
+    path: PathBuf,
+    /// The id of the last entry written: the next one's parent.
+    leaf: Option<String>,
+    /// Ids already in the file, so a new one never repeats.
+    used: std::collections::HashSet<String>,
+    secrets: crate::secrets::Secrets,
+}
+
+impl SessionWriter {
+    /// A new session file in `dir`.
+    pub fn create(
+        dir: &Path,
+        id: &str,
+        cwd: &Path,
+        parent: Option<&str>,
+        secrets: crate::secrets::Secrets,
+    ) -> std::io::Result<SessionWriter> {
+        std::fs::create_dir_all(dir)?;
+        let stamp = now_rfc3339().replace([':', '.'], "-");
+        let path = dir.join(format!("{stamp}_{id}.jsonl"));
+        let mut file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)?;
+        let header = Header {
+            kind: "session",
+            version: FORMAT_VERSION,
+            id,
+            timestamp: now_rfc3339(),
+            cwd: cwd.display().to_string(),
+            parent_session: parent,
+        };
+        let mut line = serde_json::to_vec(&header)?;
+        line.push(b'\n');
+        file.write_all(&line)?;
+        file.sync_data()?;
+        Ok(SessionWriter {
+            file,
+            path,
+            leaf: None,
+            used: Default::default(),
+            secrets,
+        })
+    }
+
+    /// Continues a loaded session in its own file.
+    pub fn append_to(
+        loaded: &Loaded,
+        secrets: crate::secrets::Secrets,
+    ) -> std::io::Result<SessionWriter> {
+        let file = OpenOptions::new().append(true).open(&loaded.path)?;
+        Ok(SessionWriter {
+            file,
+            path: loaded.path.clone(),
+            leaf: loaded.leaf.clone(),
+            used: loaded.entry_ids.iter().cloned().collect(),
+            secrets,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one complete message (one `write` of one whole line).
+    pub fn append(&mut self, message: &Message) -> std::io::Result<()> {
+        let id = self.fresh_id();
+        let entry = Entry {
+            kind: "message",
+            id: id.clone(),
+            parent_id: self.leaf.clone(),
+            timestamp: now_rfc3339(),
+            message,
+        };
+        let mut value = serde_json::to_value(&entry)?;
+        self.secrets.redact_value(&mut value);
+        let mut line = serde_json::to_vec(&value)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.leaf = Some(id);
+        Ok(())
+    }
+
+    /// Makes what was written durable (at each turn end).
+    pub fn sync(&mut self) -> std::io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn fresh_id(&mut self) -> String {
+        loop {
+            let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+            if self.used.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+/// The result a tool call gets when its session was cut before the call finished: the call
+/// is not run again (it may have had side effects), and the model is told so.
+pub fn interrupted_result(call_id: &str, tool_name: &str) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: call_id.to_string(),
+        tool_name: tool_name.to_string(),
+        content: vec![TextContent::text(
+            "This call was interrupted when the previous run ended, and was not run again: it may or may not have taken effect. Check before repeating it.",
+        )],
+        details: Some(serde_json::json!({"interrupted": true})),
+        is_error: true,
+        timestamp: now_millis(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

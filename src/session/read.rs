@@ -1,0 +1,249 @@
+//! Reading a session back: the messages on the path from the last entry to the first (Pi's
+//! tree, walked by `parentId`), a compaction entry standing for what it summarized, and tool
+//! calls left without a result by a crash answered with [`super::interrupted_result`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::events::{
+    ASSISTANT_API, AssistantContent, AssistantMessage, Cost, Message, StopReason, TextContent,
+    ToolCall, ToolResultMessage, Usage, UserMessage,
+};
+
+/// A session as read from disk.
+#[derive(Debug)]
+pub struct Loaded {
+    pub path: PathBuf,
+    pub id: String,
+    pub cwd: Option<String>,
+    /// The conversation to continue.
+    pub messages: Vec<Message>,
+    /// Every entry id in the file.
+    pub entry_ids: Vec<String>,
+    /// The entry new ones continue from.
+    pub leaf: Option<String>,
+    /// Tool calls answered as interrupted.
+    pub interrupted: usize,
+}
+
+pub fn load(path: &Path) -> Result<Loaded, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|err| format!("{shown}: {err}"))?;
+    let mut lines = text.split_inclusive('\n');
+    let header: Value = lines
+        .next()
+        .and_then(|line| serde_json::from_str(line.trim_end()).ok())
+        .filter(|h: &Value| h["type"] == "session")
+        .ok_or(format!("{shown}: not a session file (no session header)"))?;
+    let id = header["id"]
+        .as_str()
+        .ok_or(format!("{shown}: the session header has no id"))?
+        .to_string();
+    let mut entries: Vec<Value> = Vec::new();
+    for line in lines {
+        // A line without its newline was being written when the run died: it is not there.
+        if !line.ends_with('\n') {
+            break;
+        }
+        if let Ok(entry) = serde_json::from_str::<Value>(line.trim_end()) {
+            entries.push(entry);
+        }
+    }
+    let by_id: HashMap<&str, &Value> = entries
+        .iter()
+        .filter_map(|e| Some((e["id"].as_str()?, e)))
+        .collect();
+    let leaf = entries
+        .last()
+        .and_then(|e| e["id"].as_str())
+        .map(str::to_string);
+    // The path from the leaf back to the root, then in order.
+    let mut path_entries = Vec::new();
+    let mut next = leaf.as_deref();
+    while let Some(entry) = next.and_then(|id| by_id.get(id)) {
+        path_entries.push(*entry);
+        next = entry["parentId"].as_str();
+        if path_entries.len() > entries.len() {
+            return Err(format!("{shown}: the entries' parentId links form a loop"));
+        }
+    }
+    path_entries.reverse();
+    let mut messages = Vec::new();
+    // The last compaction on the path stands for everything before its first kept entry.
+    let compaction = path_entries.iter().rposition(|e| e["type"] == "compaction");
+    let mut keep_from = 0;
+    if let Some(at) = compaction {
+        let entry = path_entries[at];
+        messages.push(user_text(&format!(
+            "The conversation so far, summarized:\n\n{}",
+            entry["summary"].as_str().unwrap_or_default()
+        )));
+        let first_kept = entry["firstKeptEntryId"].as_str();
+        keep_from = path_entries
+            .iter()
+            .position(|e| first_kept.is_some() && e["id"].as_str() == first_kept)
+            .unwrap_or(at + 1);
+    }
+    for (index, entry) in path_entries.iter().enumerate().skip(keep_from) {
+        if Some(index) == compaction || entry["type"] != "message" {
+            continue;
+        }
+        if let Some(message) = message(&entry["message"]) {
+            messages.push(message);
+        }
+    }
+    let interrupted = answer_interrupted_calls(&mut messages);
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        id,
+        cwd: header["cwd"].as_str().map(str::to_string),
+        messages,
+        entry_ids: entries
+            .iter()
+            .filter_map(|e| e["id"].as_str().map(str::to_string))
+            .collect(),
+        leaf,
+        interrupted,
+    })
+}
+
+/// Calls of the last assistant message that have no result get one saying they were
+/// interrupted; returns how many.
+fn answer_interrupted_calls(messages: &mut Vec<Message>) -> usize {
+    let Some(at) = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant(_)))
+    else {
+        return 0;
+    };
+    let answered: Vec<String> = messages[at + 1..]
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some(r.tool_call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<(String, String)> = match &messages[at] {
+        Message::Assistant(assistant) => assistant
+            .tool_calls()
+            .filter(|call| !answered.contains(&call.id))
+            .map(|call| (call.id.clone(), call.name.clone()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (id, name) in &missing {
+        messages.push(super::interrupted_result(id, name));
+    }
+    missing.len()
+}
+
+fn user_text(text: &str) -> Message {
+    Message::User(UserMessage {
+        content: vec![TextContent::text(text)],
+        timestamp: crate::events::now_millis(),
+    })
+}
+
+fn texts(content: &Value) -> Vec<TextContent> {
+    match content {
+        Value::String(text) => vec![TextContent::text(text.as_str())],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str().map(TextContent::text))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn number(value: &Value) -> u64 {
+    value.as_u64().unwrap_or(0)
+}
+
+/// One stored message; roles worker does not use (Pi's bash executions, custom messages) are
+/// left out.
+fn message(value: &Value) -> Option<Message> {
+    let timestamp = number(&value["timestamp"]);
+    match value["role"].as_str()? {
+        "user" => Some(Message::User(UserMessage {
+            content: texts(&value["content"]),
+            timestamp,
+        })),
+        "toolResult" => Some(Message::ToolResult(ToolResultMessage {
+            tool_call_id: value["toolCallId"].as_str()?.to_string(),
+            tool_name: value["toolName"].as_str().unwrap_or_default().to_string(),
+            content: texts(&value["content"]),
+            details: value.get("details").cloned().filter(|d| !d.is_null()),
+            is_error: value["isError"].as_bool().unwrap_or(false),
+            timestamp,
+        })),
+        "compactionSummary" => Some(user_text(&format!(
+            "The conversation so far, summarized:\n\n{}",
+            value["summary"].as_str().unwrap_or_default()
+        ))),
+        "assistant" => {
+            let content = value["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|block| match block["type"].as_str()? {
+                    "text" => Some(AssistantContent::Text {
+                        text: block["text"].as_str()?.to_string(),
+                    }),
+                    "thinking" => Some(AssistantContent::Thinking {
+                        thinking: block["thinking"].as_str()?.to_string(),
+                        thinking_signature: block["thinkingSignature"].as_str().map(str::to_string),
+                    }),
+                    "toolCall" => Some(AssistantContent::ToolCall(ToolCall {
+                        id: block["id"].as_str()?.to_string(),
+                        name: block["name"].as_str()?.to_string(),
+                        raw_arguments: block["arguments"].to_string(),
+                        arguments: block["arguments"].clone(),
+                        arguments_error: None,
+                    })),
+                    _ => None,
+                })
+                .collect();
+            let usage = &value["usage"];
+            let cost = &usage["cost"];
+            let float = |v: &Value| v.as_f64().unwrap_or(0.0);
+            Some(Message::Assistant(AssistantMessage {
+                content,
+                api: match value["api"].as_str() {
+                    Some("anthropic-messages") => "anthropic-messages",
+                    _ => ASSISTANT_API,
+                },
+                provider: value["provider"].as_str().unwrap_or_default().to_string(),
+                model: value["model"].as_str().unwrap_or_default().to_string(),
+                usage: Usage {
+                    input: number(&usage["input"]),
+                    output: number(&usage["output"]),
+                    cache_read: number(&usage["cacheRead"]),
+                    cache_write: number(&usage["cacheWrite"]),
+                    total_tokens: number(&usage["totalTokens"]),
+                    cost: Cost {
+                        input: float(&cost["input"]),
+                        output: float(&cost["output"]),
+                        cache_read: float(&cost["cacheRead"]),
+                        cache_write: float(&cost["cacheWrite"]),
+                        total: float(&cost["total"]),
+                    },
+                    reasoning: usage["reasoning"].as_u64(),
+                },
+                stop_reason: match value["stopReason"].as_str() {
+                    Some("toolUse") => StopReason::ToolUse,
+                    Some("length") => StopReason::Length,
+                    Some("error") => StopReason::Error,
+                    Some("aborted") => StopReason::Aborted,
+                    _ => StopReason::Stop,
+                },
+                timestamp,
+                response_id: value["responseId"].as_str().map(str::to_string),
+                error_message: value["errorMessage"].as_str().map(str::to_string),
+            }))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,187 @@
+use super::*;
+use crate::events::{AssistantContent, AssistantMessage, StopReason, ToolCall, Usage, UserMessage};
+use serde_json::Value;
+
+fn user(text: &str) -> Message {
+    Message::User(UserMessage {
+        content: vec![TextContent::text(text)],
+        timestamp: 1,
+    })
+}
+
+fn assistant_calling(ids: &[&str]) -> Message {
+    Message::Assistant(AssistantMessage {
+        content: ids
+            .iter()
+            .map(|id| {
+                AssistantContent::ToolCall(ToolCall {
+                    id: id.to_string(),
+                    name: "bash".into(),
+                    arguments: serde_json::json!({"command": "touch x"}),
+                    raw_arguments: String::new(),
+                    arguments_error: None,
+                })
+            })
+            .collect(),
+        api: crate::events::ASSISTANT_API,
+        provider: "dynamo".into(),
+        model: "m".into(),
+        usage: Usage::default(),
+        stop_reason: StopReason::ToolUse,
+        timestamp: 2,
+        response_id: None,
+        error_message: None,
+    })
+}
+
+fn result(id: &str) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: "bash".into(),
+        content: vec![TextContent::text("ok")],
+        details: None,
+        is_error: false,
+        timestamp: 3,
+    })
+}
+
+#[test]
+fn a_written_session_reads_back_and_a_resumed_one_continues_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let secrets = crate::secrets::Secrets::from_values(["sk-secret-value".to_string()]);
+    let mut writer =
+        SessionWriter::create(dir.path(), "phase-1", cwd, None, secrets.clone()).unwrap();
+    writer
+        .append(&user("go, the key is sk-secret-value"))
+        .unwrap();
+    writer.append(&assistant_calling(&["c1"])).unwrap();
+    writer.append(&result("c1")).unwrap();
+    writer.sync().unwrap();
+    let path = writer.path().to_path_buf();
+    assert!(
+        path.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .ends_with("_phase-1.jsonl")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("sk-secret-value"), "redacted on the way in");
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (header["type"].as_str(), header["version"].as_u64()),
+        (Some("session"), Some(3))
+    );
+
+    let loaded = load(&path).unwrap();
+    assert_eq!(loaded.id, "phase-1");
+    assert_eq!(loaded.messages.len(), 3);
+    assert_eq!(loaded.interrupted, 0);
+    let mut again = SessionWriter::append_to(&loaded, secrets).unwrap();
+    again.append(&user("next phase")).unwrap();
+    let reloaded = load(&path).unwrap();
+    assert_eq!(reloaded.messages.len(), 4);
+    let lines: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["parentId"], Value::Null);
+    for pair in lines.windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"], "one chain");
+    }
+}
+
+#[test]
+fn a_crash_leaves_a_readable_file_and_unanswered_calls_are_not_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    let mut writer = SessionWriter::create(dir.path(), "s", dir.path(), None, secrets).unwrap();
+    writer.append(&user("go")).unwrap();
+    writer.append(&assistant_calling(&["c1", "c2"])).unwrap();
+    writer.append(&result("c1")).unwrap();
+    let path = writer.path().to_path_buf();
+    drop(writer);
+    // The run died while writing the next line.
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(br#"{"type":"message","id":"deadbeef","parentId":"#)
+        .unwrap();
+    let loaded = load(&path).unwrap();
+    assert_eq!(loaded.interrupted, 1);
+    assert_eq!(loaded.messages.len(), 4);
+    match &loaded.messages[3] {
+        Message::ToolResult(r) => {
+            assert_eq!(r.tool_call_id, "c2");
+            assert!(r.is_error);
+            assert!(r.content[0].as_str().contains("was not run again"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_compaction_entry_stands_for_what_it_summarized() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"pi-made","timestamp":"t","cwd":"/r"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"old question","timestamp":1}}"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"old answer"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}}"#,
+        r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"kept question"}],"timestamp":3}}"#,
+        r#"{"type":"compaction","id":"a4","parentId":"a3","timestamp":"t","summary":"They talked about X.","firstKeptEntryId":"a3","tokensBefore":5000}"#,
+        r#"{"type":"model_change","id":"a5","parentId":"a4","timestamp":"t","provider":"openai","modelId":"gpt"}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let loaded = load(&path).unwrap();
+    let texts: Vec<String> = loaded
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => u.content[0].as_str().to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "The conversation so far, summarized:\n\nThey talked about X.",
+            "kept question"
+        ]
+    );
+    assert_eq!(loaded.leaf.as_deref(), Some("a5"));
+    assert!(load(&dir.path().join("missing.jsonl")).is_err());
+    std::fs::write(&path, "{}\n").unwrap();
+    assert!(
+        load(&path)
+            .unwrap_err()
+            .ends_with("not a session file (no session header)")
+    );
+}
+
+#[test]
+fn ids_dirs_and_lookups() {
+    assert!(validate_id("phase-2.review:1_a").is_ok());
+    for bad in ["", ".hidden", "a/b", "x y", &"a".repeat(129)] {
+        assert!(validate_id(bad).is_err(), "{bad}");
+    }
+    assert_eq!(
+        default_dir(None, Some(Path::new("/home/me")), Path::new("/work/repo")),
+        Some(PathBuf::from(
+            "/home/me/.local/state/worker/sessions/--work-repo--"
+        ))
+    );
+    assert_eq!(
+        default_dir(Some(Path::new("/state")), None, Path::new("/r")),
+        Some(PathBuf::from("/state/worker/sessions/--r--"))
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    let first =
+        SessionWriter::create(dir.path(), "one", dir.path(), None, secrets.clone()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let second = SessionWriter::create(dir.path(), "two", dir.path(), None, secrets).unwrap();
+    assert_eq!(find(dir.path(), "one").as_deref(), Some(first.path()));
+    assert_eq!(most_recent(dir.path()).as_deref(), Some(second.path()));
+}
