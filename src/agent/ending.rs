@@ -61,6 +61,19 @@ pub fn failure_line(failure: Failure<'_>) -> String {
                 limit.timeout_ms.unwrap_or(0) as f64 / 1000.0,
                 limit.elapsed_ms as f64 / 1000.0
             ),
+            LimitKind::MaxToolCalls => format!(
+                "limit reached: max tool calls {}",
+                limit.budget_limit.unwrap_or(0.0)
+            ),
+            LimitKind::MaxTotalTokens => format!(
+                "limit reached: max total tokens {}",
+                limit.budget_limit.unwrap_or(0.0)
+            ),
+            LimitKind::MaxCost => format!(
+                "limit reached: max cost {} USD (spent {:.4})",
+                limit.budget_limit.unwrap_or(0.0),
+                limit.used.unwrap_or(0.0)
+            ),
         },
         Failure::Aborted(reason) => match reason {
             Some(AbortReason::Interrupt) => "interrupted by SIGINT".to_string(),
@@ -117,6 +130,8 @@ mod tests {
             max_turns: Some(20),
             timeout_ms: None,
             elapsed_ms: 5,
+            used: None,
+            budget_limit: None,
         };
         assert_eq!(
             failure_line(Failure::Limit(&limit)),

@@ -13,6 +13,7 @@ use futures_util::FutureExt;
 
 use serde_json::Value;
 
+mod budget;
 mod ending;
 mod execute;
 mod prompt;
@@ -171,6 +172,8 @@ struct Session {
     recorder: Option<Arc<Recorder>>,
     /// The session file, appended to as messages complete.
     session: Option<crate::session::SessionWriter>,
+    /// Which budgets have had their wrap-up note.
+    budgets: budget::Budgets,
     /// Model requests made for the turn that failed, and where they went, for the failure
     /// line.
     failed_requests: u32,
@@ -183,6 +186,8 @@ enum Ending {
     Failed(FatalError, RunStopReason),
     Aborted,
     MaxTurns,
+    /// A tool-call, token or cost budget is used up.
+    Budget(LimitKind),
 }
 
 impl Session {
@@ -229,6 +234,7 @@ impl Session {
             agent_started: false,
             recorder: None,
             session,
+            budgets: budget::Budgets::default(),
             failed_requests: 0,
             target: String::new(),
         }
@@ -461,6 +467,27 @@ impl Session {
             {
                 return Ending::MaxTurns;
             }
+            if let Some(kind) = budget::Budgets::exhausted(&self.config.limits, &self.stats) {
+                return Ending::Budget(kind);
+            }
+            let notes = self.budgets.warnings(
+                &self.config.limits,
+                &self.stats,
+                turn_index,
+                self.config.budget_start.elapsed(),
+            );
+            for note in notes {
+                self.emitter.emit(&Event::BudgetWarning(&note));
+                let message = Message::User(UserMessage {
+                    content: vec![TextContent::text(note.message)],
+                    timestamp: now_millis(),
+                });
+                self.emitter
+                    .emit(&Event::MessageStart { message: &message });
+                self.emitter.emit(&Event::MessageEnd { message: &message });
+                self.persist(&message);
+                self.messages.push(message);
+            }
             self.emitter.emit(&Event::TurnStart { turn_index });
             for extension in &self.config.extensions {
                 extension.turn_started(turn_index);
@@ -617,8 +644,37 @@ impl Session {
                     max_turns: self.config.limits.max_turns,
                     timeout_ms: None,
                     elapsed_ms,
+                    used: None,
+                    budget_limit: None,
                 }),
             ),
+            Ending::Budget(kind) => {
+                let limits = &self.config.limits;
+                let (used, limit) = match kind {
+                    LimitKind::MaxToolCalls => (
+                        f64::from(self.stats.tool_calls),
+                        limits.max_tool_calls.map(f64::from),
+                    ),
+                    LimitKind::MaxTotalTokens => (
+                        self.stats.tokens.total as f64,
+                        limits.max_total_tokens.map(|t| t as f64),
+                    ),
+                    _ => (self.stats.cost, limits.max_cost),
+                };
+                (
+                    RunStopReason::Budget,
+                    None,
+                    Some(LimitReached {
+                        limit: kind,
+                        turns: self.stats.turns,
+                        max_turns: None,
+                        timeout_ms: None,
+                        elapsed_ms,
+                        used: Some(used),
+                        budget_limit: limit,
+                    }),
+                )
+            }
             Ending::Aborted => match self.config.control.reason() {
                 Some(AbortReason::Timeout) => (
                     RunStopReason::Timeout,
@@ -629,6 +685,8 @@ impl Session {
                         max_turns: None,
                         timeout_ms: self.config.limits.timeout.map(|t| t.as_millis() as u64),
                         elapsed_ms,
+                        used: None,
+                        budget_limit: None,
                     }),
                 ),
                 _ => (RunStopReason::Aborted, None, None),
@@ -681,7 +739,9 @@ impl Session {
         let exit = match stop_reason {
             RunStopReason::Stop => ExitStatus::Ok,
             RunStopReason::Length | RunStopReason::Error => ExitStatus::Failed,
-            RunStopReason::MaxTurns | RunStopReason::Timeout => ExitStatus::Limit,
+            RunStopReason::MaxTurns | RunStopReason::Timeout | RunStopReason::Budget => {
+                ExitStatus::Limit
+            }
             RunStopReason::Aborted => self
                 .config
                 .control

@@ -89,6 +89,20 @@ pub struct RunArgs {
     )]
     pub max_turns: Option<u32>,
 
+    /// Tool calls the run may make (exit 3); at 80% the model is told to wrap up.
+    #[arg(long, env = "WORKER_MAX_TOOL_CALLS", value_name = "N")]
+    pub max_tool_calls: Option<u32>,
+
+    /// Tokens the run may use, input, output and cache included (exit 3); at 80% the model is
+    /// told to wrap up.
+    #[arg(long, env = "WORKER_MAX_TOTAL_TOKENS", value_name = "N")]
+    pub max_total_tokens: Option<u64>,
+
+    /// US dollars the run may spend, by the price table (exit 3); at 80% the model is told to
+    /// wrap up.
+    #[arg(long, env = "WORKER_MAX_COST", value_name = "USD")]
+    pub max_cost: Option<f64>,
+
     /// Wall-clock budget for the whole run, e.g. 90, 90s, 5m, 1h (exit 3).
     #[arg(long, env = "WORKER_TIMEOUT", value_name = "DURATION")]
     pub timeout: Option<FlagDuration>,

@@ -86,6 +86,9 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         connect_timeout: args.connect_timeout.0,
         idle_timeout: args.idle_timeout.0,
         bash_timeout_max: args.bash_timeout.0,
+        max_tool_calls: args.max_tool_calls,
+        max_total_tokens: args.max_total_tokens,
+        max_cost: args.max_cost,
     };
     if args.max_turns == Some(0) {
         return Err("--max-turns must be at least 1".to_string());

@@ -305,6 +305,12 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// The longest a bash call may run; the model's `timeout` is capped to it.
     pub bash_timeout_max: Duration,
+    /// Tool calls per run.
+    pub max_tool_calls: Option<u32>,
+    /// Tokens (input, output, cache reads and writes) per run.
+    pub max_total_tokens: Option<u64>,
+    /// US dollars per run.
+    pub max_cost: Option<f64>,
 }
 
 impl Default for Limits {
@@ -318,6 +324,9 @@ impl Default for Limits {
             connect_timeout: defaults::CONNECT_TIMEOUT,
             idle_timeout: defaults::IDLE_TIMEOUT,
             bash_timeout_max: defaults::BASH_TIMEOUT_MAX,
+            max_tool_calls: None,
+            max_total_tokens: None,
+            max_cost: None,
         }
     }
 }

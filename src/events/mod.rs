@@ -171,6 +171,8 @@ pub enum Event<'a> {
         max_steps: u32,
         steps: u32,
     },
+    /// 80% of a budget is used: the next request carries `message` as a user message.
+    BudgetWarning(&'a BudgetWarning),
     /// A configured limit stopped the run (exit code 3).
     LimitReached(&'a LimitReached),
     /// Why the run failed (exit code 1); always followed by `agent_end` (when `agent_start`
@@ -560,6 +562,19 @@ pub enum RunStopReason {
     MaxTurns,
     /// `--timeout` stopped the run: exit 3.
     Timeout,
+    /// `--max-tool-calls`, `--max-total-tokens` or `--max-cost` stopped the run: exit 3.
+    Budget,
+}
+
+/// `budget_warning`: a budget is 80% used.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetWarning {
+    pub budget: LimitKind,
+    pub used: f64,
+    pub limit: f64,
+    /// The note the model gets.
+    pub message: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -573,6 +588,11 @@ pub struct LimitReached {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     pub elapsed_ms: u64,
+    /// For a budget: how much was used, and the limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_limit: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -580,6 +600,9 @@ pub struct LimitReached {
 pub enum LimitKind {
     MaxTurns,
     Timeout,
+    MaxToolCalls,
+    MaxTotalTokens,
+    MaxCost,
 }
 
 /// Serialized as `{kind, name, message}`: `name` is the kind as an error class name

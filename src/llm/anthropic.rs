@@ -37,10 +37,16 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
         match message {
             Message::User(user) => {
                 let text: Vec<&str> = user.content.iter().map(|c| c.as_str()).collect();
-                messages.push(json!({
-                    "role": "user",
-                    "content": [{"type": "text", "text": text.join("\n")}],
-                }));
+                let block = json!({"type": "text", "text": text.join("\n")});
+                // Roles alternate: a note after tool results joins their user message.
+                let previous = messages
+                    .last_mut()
+                    .filter(|m| m["role"] == "user")
+                    .and_then(|m| m["content"].as_array_mut());
+                match previous {
+                    Some(blocks) => blocks.push(block),
+                    None => messages.push(json!({"role": "user", "content": [block]})),
+                }
             }
             Message::Assistant(assistant) => {
                 let mut blocks = Vec::new();

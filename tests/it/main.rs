@@ -12,6 +12,7 @@ mod support;
 mod agentic_pi;
 mod anthropic;
 mod architecture;
+mod budgets;
 mod cli;
 mod dynamo_bridge;
 mod dynamo_e2e;

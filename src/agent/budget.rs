@@ -1,0 +1,164 @@
+//! Budgets that wrap up instead of cutting off: turns, time, tool calls, tokens and cost.
+//!
+//! At 80% of a budget the next request carries a note (a user message, also printed as
+//! `budget_warning`) saying what is left and asking the model to finish: summarize what is
+//! done and what remains. At 100% the run stops with `limit_reached` (exit 3), so the last
+//! assistant text is the wrap-up rather than a sentence cut in half.
+
+use std::time::Duration;
+
+use crate::config::Limits;
+use crate::events::{BudgetWarning, LimitKind, UsageStats};
+
+/// The share of a budget that triggers the wrap-up note.
+const WARN_AT: f64 = 0.8;
+
+/// Which budgets have had their note.
+#[derive(Debug, Default)]
+pub struct Budgets {
+    warned: Vec<LimitKind>,
+}
+
+impl Budgets {
+    /// The budget a run has used up (turns and time are checked where they always were).
+    pub fn exhausted(limits: &Limits, stats: &UsageStats) -> Option<LimitKind> {
+        if limits
+            .max_tool_calls
+            .is_some_and(|max| stats.tool_calls >= max)
+        {
+            return Some(LimitKind::MaxToolCalls);
+        }
+        if limits
+            .max_total_tokens
+            .is_some_and(|max| stats.tokens.total >= max)
+        {
+            return Some(LimitKind::MaxTotalTokens);
+        }
+        if limits.max_cost.is_some_and(|max| stats.cost >= max) {
+            return Some(LimitKind::MaxCost);
+        }
+        None
+    }
+
+    /// Notes for budgets that crossed 80% since the last call (each one once).
+    pub fn warnings(
+        &mut self,
+        limits: &Limits,
+        stats: &UsageStats,
+        turns_done: u32,
+        elapsed: Duration,
+    ) -> Vec<BudgetWarning> {
+        let candidates = [
+            (
+                LimitKind::MaxTurns,
+                f64::from(turns_done),
+                limits.max_turns.map(f64::from),
+                "model turns",
+            ),
+            (
+                LimitKind::Timeout,
+                elapsed.as_secs_f64(),
+                limits.timeout.map(|t| t.as_secs_f64()),
+                "seconds",
+            ),
+            (
+                LimitKind::MaxToolCalls,
+                f64::from(stats.tool_calls),
+                limits.max_tool_calls.map(f64::from),
+                "tool calls",
+            ),
+            (
+                LimitKind::MaxTotalTokens,
+                stats.tokens.total as f64,
+                limits.max_total_tokens.map(|t| t as f64),
+                "tokens",
+            ),
+            (
+                LimitKind::MaxCost,
+                stats.cost,
+                limits.max_cost,
+                "US dollars",
+            ),
+        ];
+        let mut notes = Vec::new();
+        for (kind, used, limit, unit) in candidates {
+            let Some(limit) = limit.filter(|l| *l > 0.0) else {
+                continue;
+            };
+            if used < WARN_AT * limit || self.warned.contains(&kind) {
+                continue;
+            }
+            self.warned.push(kind);
+            let shown = |v: f64| {
+                if kind == LimitKind::MaxCost {
+                    format!("{v:.4}")
+                } else {
+                    format!("{}", v.round() as u64)
+                }
+            };
+            let message = format!(
+                "Budget note: {} of {} {unit} used ({} left). Finish now: do not start new work; summarize what is done and what remains.",
+                shown(used),
+                shown(limit),
+                shown((limit - used).max(0.0)),
+            );
+            notes.push(BudgetWarning {
+                budget: kind,
+                used,
+                limit,
+                message,
+            });
+        }
+        notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_budget_warns_once_at_80_percent_and_stops_at_100() {
+        let limits = Limits {
+            max_tool_calls: Some(10),
+            max_total_tokens: Some(1000),
+            max_cost: Some(1.0),
+            max_turns: Some(5),
+            ..Limits::default()
+        };
+        let mut stats = UsageStats::default();
+        let mut budgets = Budgets::default();
+        assert!(
+            budgets
+                .warnings(&limits, &stats, 0, Duration::ZERO)
+                .is_empty()
+        );
+        stats.tool_calls = 8;
+        let notes = budgets.warnings(&limits, &stats, 4, Duration::ZERO);
+        let kinds: Vec<LimitKind> = notes.iter().map(|n| n.budget).collect();
+        assert_eq!(kinds, [LimitKind::MaxTurns, LimitKind::MaxToolCalls]);
+        assert!(
+            notes[1]
+                .message
+                .starts_with("Budget note: 8 of 10 tool calls used (2 left).")
+        );
+        assert!(
+            budgets
+                .warnings(&limits, &stats, 4, Duration::ZERO)
+                .is_empty(),
+            "once"
+        );
+        assert_eq!(Budgets::exhausted(&limits, &stats), None);
+        stats.tokens.total = 1000;
+        assert_eq!(
+            Budgets::exhausted(&limits, &stats),
+            Some(LimitKind::MaxTotalTokens)
+        );
+        stats.cost = 0.85;
+        let notes = budgets.warnings(&limits, &stats, 4, Duration::ZERO);
+        assert!(
+            notes.iter().any(|n| n.budget == LimitKind::MaxCost
+                && n.message.contains("0.8500 of 1.0000 US dollars"))
+        );
+    }
+}
