@@ -23,6 +23,7 @@ pub mod extension;
 pub mod file_search;
 pub mod github;
 pub mod llm;
+pub mod output;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;

@@ -50,6 +50,10 @@ pub fn failure_line(failure: Failure<'_>) -> String {
             FatalErrorKind::ModelDiscovery => format!("model discovery failed: {}", error.message),
             FatalErrorKind::Auth => error.message.clone(),
             FatalErrorKind::Internal => format!("run failed: {}", error.message),
+            FatalErrorKind::OutputSchema => format!(
+                "the final answer does not match --output-schema: {}",
+                error.message
+            ),
         },
         Failure::Limit(limit) => match limit.limit {
             LimitKind::MaxTurns => format!(

@@ -62,6 +62,8 @@ pub struct RunResult {
     pub fatal_error: Option<FatalError>,
     /// Why the run did not succeed, as one line for stderr (redacted); `None` on success.
     pub failure: Option<String>,
+    /// The final answer as JSON, valid against `--output-schema`.
+    pub structured_output: Option<Value>,
 }
 
 impl RunResult {
@@ -150,6 +152,7 @@ fn usage_failure(session_id: String, message: String) -> RunResult {
         messages: Vec::new(),
         records: Vec::new(),
         warnings: Vec::new(),
+        structured_output: None,
         failure: Some(message.clone()),
         fatal_error: Some(FatalError {
             kind: FatalErrorKind::Internal,
@@ -174,6 +177,10 @@ struct Session {
     session: Option<crate::session::SessionWriter>,
     /// Which budgets have had their wrap-up note.
     budgets: budget::Budgets,
+    /// The final answer as JSON (`--output-schema`), once valid.
+    structured_output: Option<Value>,
+    /// The corrective turn for an invalid structured answer was used.
+    corrected: bool,
     /// Model requests made for the turn that failed, and where they went, for the failure
     /// line.
     failed_requests: u32,
@@ -235,6 +242,8 @@ impl Session {
             recorder: None,
             session,
             budgets: budget::Budgets::default(),
+            structured_output: None,
+            corrected: false,
             failed_requests: 0,
             target: String::new(),
         }
@@ -382,12 +391,18 @@ impl Session {
         model: &str,
     ) -> Ending {
         let today: String = now_rfc3339().chars().take(10).collect();
-        let sections: Vec<String> = self
+        let mut sections: Vec<String> = self
             .config
             .extensions
             .iter()
             .filter_map(|e| e.system_prompt())
             .collect();
+        sections.extend(
+            self.config
+                .output_schema
+                .as_ref()
+                .map(|s| s.prompt_section()),
+        );
         let system_prompt = prompt::build(
             &self.config.prompt,
             &self.tools,
@@ -510,6 +525,7 @@ impl Session {
                 max_tokens_field,
                 reasoning_effort,
                 dialect: self.config.model.dialect(),
+                response_schema: self.response_schema(),
             });
             let ctx = TurnContext {
                 emitter: &self.emitter,
@@ -563,7 +579,7 @@ impl Session {
                         },
                         RunStopReason::Error,
                     )),
-                    _ if calls.is_empty() => Some(Ending::Finished(RunStopReason::Stop)),
+                    _ if calls.is_empty() => self.final_answer(assistant_index),
                     _ => None,
                 },
             };
@@ -591,6 +607,51 @@ impl Session {
             self.messages.extend(results);
             turn_index += 1;
         }
+    }
+
+    /// The model answered without tool calls: the run is done, unless `--output-schema` wants
+    /// another try (then the corrective message is already in the conversation).
+    fn final_answer(&mut self, assistant_index: usize) -> Option<Ending> {
+        let Some(schema) = self.config.output_schema.clone() else {
+            return Some(Ending::Finished(RunStopReason::Stop));
+        };
+        let text = match &self.messages[assistant_index] {
+            Message::Assistant(assistant) => assistant.text(),
+            _ => String::new(),
+        };
+        match schema.check(&text) {
+            Ok(value) => {
+                self.structured_output = Some(value);
+                Some(Ending::Finished(RunStopReason::Stop))
+            }
+            Err(problems) if !self.corrected => {
+                self.corrected = true;
+                let message = Message::User(UserMessage {
+                    content: vec![TextContent::text(schema.correction(&problems))],
+                    timestamp: now_millis(),
+                });
+                self.emitter
+                    .emit(&Event::MessageStart { message: &message });
+                self.emitter.emit(&Event::MessageEnd { message: &message });
+                self.persist(&message);
+                self.messages.push(message);
+                None
+            }
+            Err(problems) => Some(Ending::Failed(
+                FatalError {
+                    kind: FatalErrorKind::OutputSchema,
+                    message: problems,
+                },
+                RunStopReason::Error,
+            )),
+        }
+    }
+
+    /// `response_format` for the corrective turn, where the server takes one.
+    fn response_schema(&self) -> Option<&Value> {
+        let schema = self.config.output_schema.as_ref()?;
+        let chat = self.config.model.dialect() == crate::llm::Dialect::ChatCompletions;
+        (self.corrected && chat).then(|| schema.schema())
     }
 
     /// Appends a complete message to the session file; a failure is reported once, at the end.
@@ -709,6 +770,7 @@ impl Session {
                 messages: &self.messages,
                 stop_reason,
                 will_retry: false,
+                structured_output: self.structured_output.as_ref(),
             });
         }
         self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
@@ -768,6 +830,17 @@ impl Session {
             Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
             _ => None,
         });
+        if let Some(path) = &self.config.output_last_message {
+            let answer = match &self.structured_output {
+                Some(value) => serde_json::to_string_pretty(value).unwrap_or_default() + "\n",
+                None => final_text.clone().unwrap_or_default(),
+            };
+            let answer = self.config.secrets.redact(&answer).into_owned();
+            if let Err(err) = std::fs::write(path, answer) {
+                self.warnings
+                    .push(format!("--output-last-message {}: {err}", path.display()));
+            }
+        }
         RunResult {
             exit,
             session_id: self.session_id.clone(),
@@ -779,6 +852,7 @@ impl Session {
             warnings: std::mem::take(&mut self.warnings),
             fatal_error: fatal,
             failure,
+            structured_output: self.structured_output.take(),
         }
     }
 }

@@ -217,6 +217,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub prices_file: Option<PathBuf>,
 
+    /// A JSON Schema the final answer must be valid against: the answer is one JSON value,
+    /// checked, corrected once if needed, and reported as agent_end.structuredOutput.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+
+    /// Write the final answer (the text, or the JSON with --output-schema) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
+
     /// Model credentials in Pi's auth.json shape ({"openai": {"type": "api_key", "key": "…"}});
     /// the file must not be readable by group or others. A key here wins over the provider's
     /// environment variable.

@@ -58,6 +58,17 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first.
     config.session_id = session_id(args, env, &config.cwd)?;
     config.price = args.price;
+    if let Some(path) = &args.output_schema {
+        let shown = path.display();
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| format!("--output-schema {shown}: {err}"))?;
+        let schema = serde_json::from_str(&text)
+            .map_err(|err| format!("--output-schema {shown}: not JSON: {err}"))?;
+        let schema = crate::output::OutputSchema::new(schema)
+            .map_err(|err| format!("--output-schema {shown}: {err}"))?;
+        config.output_schema = Some(Arc::new(schema));
+    }
+    config.output_last_message = args.output_last_message.clone();
     if let Some(path) = &args.prices_file {
         config
             .prices

@@ -97,6 +97,10 @@ pub struct RunConfig {
     pub price: Option<crate::llm::pricing::Price>,
     /// Where the conversation is persisted, and what it continues.
     pub session: Option<SessionSetup>,
+    /// The final answer must be JSON valid against this schema.
+    pub output_schema: Option<Arc<crate::output::OutputSchema>>,
+    /// Write the final answer (text, or the JSON) to this file.
+    pub output_last_message: Option<PathBuf>,
 }
 
 /// A persisted session: the file the run appends to and, when resumed, the conversation so
@@ -130,6 +134,8 @@ impl RunConfig {
             prices: crate::llm::pricing::PriceTable::bundled(),
             price: None,
             session: None,
+            output_schema: None,
+            output_last_message: None,
         }
     }
 }

@@ -185,6 +185,9 @@ pub enum Event<'a> {
         stop_reason: RunStopReason,
         /// Always `false`: a run retries inside itself (`auto_retry_start`) and ends once.
         will_retry: bool,
+        /// The final answer as JSON, valid against `--output-schema`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        structured_output: Option<&'a Value>,
     },
     /// Always the last line of a run that printed a header.
     UsageSnapshot {
@@ -658,6 +661,8 @@ pub enum FatalErrorKind {
     Replay,
     /// A local failure (e.g. `--record` could not write its file).
     Internal,
+    /// The final answer did not match `--output-schema`, even after a corrective turn.
+    OutputSchema,
 }
 
 impl FatalErrorKind {
@@ -673,6 +678,7 @@ impl FatalErrorKind {
             FatalErrorKind::Auth => "AuthError",
             FatalErrorKind::Replay => "ReplayError",
             FatalErrorKind::Internal => "InternalError",
+            FatalErrorKind::OutputSchema => "OutputSchemaError",
         }
     }
 }

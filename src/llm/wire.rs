@@ -46,6 +46,8 @@ pub struct RequestSpec<'a> {
     pub max_tokens_field: &'static str,
     pub reasoning_effort: Option<&'a str>,
     pub dialect: super::Dialect,
+    /// Constrain the answer to this JSON Schema (`response_format`), where the server can.
+    pub response_schema: Option<&'a Value>,
 }
 
 pub fn build_body(spec: &RequestSpec<'_>) -> Value {
@@ -71,6 +73,12 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
     }
     if let Some(effort) = spec.reasoning_effort {
         body["reasoning_effort"] = json!(effort);
+    }
+    if let Some(schema) = spec.response_schema {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "final_answer", "schema": schema},
+        });
     }
     body
 }
@@ -265,6 +273,7 @@ mod tests {
             max_tokens_field: "max_tokens",
             reasoning_effort: None,
             dialect: crate::llm::Dialect::ChatCompletions,
+            response_schema: None,
         });
         assert_eq!(
             body,

@@ -22,6 +22,7 @@ mod github_profiles;
 mod github_tools;
 mod golden;
 mod model_server;
+mod output_schema;
 mod permissions;
 mod process;
 mod sessions;

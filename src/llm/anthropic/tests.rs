@@ -14,6 +14,7 @@ fn spec<'a>(messages: &'a [Message], tools: &'a Value, effort: Option<&'a str>) 
         max_tokens_field: "max_tokens",
         reasoning_effort: effort,
         dialect: Dialect::AnthropicMessages,
+        response_schema: None,
     }
 }
 
