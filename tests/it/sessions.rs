@@ -98,6 +98,87 @@ fn a_phase_resumes_the_last_one_under_the_same_session_id() {
     assert_eq!(std::fs::read_dir(&sessions).unwrap().count(), count);
 }
 
+/// Kills a multi-tool run at pseudo-random moments, 50 times: every session file reads back,
+/// the resumed run completes the task, and no command ran twice.
+#[test]
+fn a_run_killed_at_any_moment_resumes_without_running_a_tool_twice() {
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    for attempt in 0..50 {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = session_dir(dir.path());
+        // Three steps, each leaving one mark; then the answer.
+        let step = |n: u32| {
+            let command =
+                json!({"command": format!("echo step{n} >> marks; sleep 0.02")}).to_string();
+            call(&format!("c{n}"), "bash", &command)
+        };
+        // The resumed run picks up wherever the replies stopped, and needs one more answer.
+        let mock = MockLlm::start(vec![
+            step(1),
+            step(2),
+            step(3),
+            answer("all done"),
+            answer("all done, resumed"),
+        ]);
+        let mut child = worker_command(dir.path())
+            .args(["run", "--model", "dynamo/m", "--session-id", "crash"])
+            .args(["--session-dir", &sessions])
+            .env("DYNAMO_BASE_URL", &mock.url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"do the three steps")
+            .unwrap();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(std::time::Duration::from_millis(seed % 120));
+        let _ = child.kill();
+        child.wait().unwrap();
+
+        let file = std::fs::read_dir(&sessions)
+            .ok()
+            .and_then(|mut entries| entries.next())
+            .map(|entry| entry.unwrap().path());
+        let Some(file) = file else {
+            // Killed before the session file existed: nothing to resume, nothing ran.
+            assert!(!dir.path().join("marks").exists(), "attempt {attempt}");
+            continue;
+        };
+        let model = mock.remaining();
+        let resumed = run_worker(
+            dir.path(),
+            &[
+                "--model",
+                "dynamo/m",
+                "--resume",
+                file.to_str().unwrap(),
+                "--session-dir",
+                &sessions,
+            ],
+            "carry on",
+            &[("DYNAMO_BASE_URL", &mock.url)],
+        );
+        assert_eq!(
+            resumed.code, 0,
+            "attempt {attempt} ({model} replies left): {}",
+            resumed.stderr
+        );
+        assert_eq!(resumed.last()["type"], "usage_snapshot");
+        let marks = std::fs::read_to_string(dir.path().join("marks")).unwrap_or_default();
+        for n in 1..=3 {
+            let runs = marks.lines().filter(|l| *l == format!("step{n}")).count();
+            assert!(runs <= 1, "attempt {attempt}: step{n} ran {runs} times");
+        }
+    }
+}
+
 #[test]
 fn a_run_killed_mid_tool_resumes_without_running_the_tool_again() {
     for attempt in 0..3 {
