@@ -50,6 +50,10 @@ pub fn failure_line(failure: Failure<'_>) -> String {
             FatalErrorKind::ModelDiscovery => format!("model discovery failed: {}", error.message),
             FatalErrorKind::Auth => error.message.clone(),
             FatalErrorKind::Internal => format!("run failed: {}", error.message),
+            FatalErrorKind::ContextOverflow => format!(
+                "the conversation does not fit the model's context window: {}",
+                error.message
+            ),
             FatalErrorKind::OutputSchema => format!(
                 "the final answer does not match --output-schema: {}",
                 error.message

@@ -14,8 +14,12 @@ use futures_util::FutureExt;
 use serde_json::Value;
 
 mod budget;
+mod compaction;
+mod connect;
 mod ending;
 mod execute;
+mod finish;
+mod phase;
 mod prompt;
 mod streaming;
 mod turn;
@@ -181,10 +185,26 @@ struct Session {
     structured_output: Option<Value>,
     /// The corrective turn for an invalid structured answer was used.
     corrected: bool,
+    /// The model's context window in tokens, when known.
+    context_window: Option<u64>,
+    /// The prompt and output tokens the server reported for the last response, and how many
+    /// messages the conversation had then.
+    last_known: Option<(usize, u64)>,
     /// Model requests made for the turn that failed, and where they went, for the failure
     /// line.
     failed_requests: u32,
     target: String,
+}
+
+/// What a compaction's summary request needs from the loop.
+struct Summarizer<'a> {
+    transport: &'a dyn Transport,
+    decorators: &'a [Arc<dyn crate::llm::RequestDecorator>],
+    retry: &'a RetryPolicy,
+    provider: &'a str,
+    model: &'a str,
+    max_tokens_field: &'static str,
+    system_chars: usize,
 }
 
 /// How the loop ended, before it is written out.
@@ -244,6 +264,8 @@ impl Session {
             budgets: budget::Budgets::default(),
             structured_output: None,
             corrected: false,
+            context_window: None,
+            last_known: None,
             failed_requests: 0,
             target: String::new(),
         }
@@ -273,114 +295,6 @@ impl Session {
             )
         });
         self.finish(ending).await
-    }
-
-    /// Picks the transport and the model name (discovering it when asked to).
-    async fn connect(&mut self) -> Result<(Arc<dyn Transport>, String, String), FatalError> {
-        let provider = self.config.model.provider_name().to_string();
-        let (transport, model): (Arc<dyn Transport>, String) = match &self.config.model {
-            ModelSource::Replay { fixture, .. } => (
-                Arc::new(ReplayTransport::new(fixture)),
-                fixture.header.model.clone(),
-            ),
-            ModelSource::Http {
-                provider,
-                endpoint,
-                model,
-            } => {
-                let internal = |message: String| FatalError {
-                    kind: FatalErrorKind::Internal,
-                    message,
-                };
-                if let (None, Some(var)) = (&endpoint.api_key, &endpoint.required_key) {
-                    return Err(FatalError {
-                        kind: FatalErrorKind::Auth,
-                        message: format!("{var} is not set"),
-                    });
-                }
-                // Plain-http endpoints (a local Dynamo) need no CA store.
-                let tls = endpoint.base_url.starts_with("https://");
-                let client = http_client(self.config.limits.connect_timeout, tls)
-                    .map_err(|e| internal(e.to_string()))?;
-                let model = match model {
-                    Some(model) => model.clone(),
-                    None => self.discover(&client, endpoint).await?,
-                };
-                let key = endpoint.api_key.clone();
-                let transport = match provider {
-                    HttpProvider::Anthropic => {
-                        HttpTransport::anthropic(client, &endpoint.base_url, key)
-                    }
-                    HttpProvider::Dynamo | HttpProvider::OpenAi | HttpProvider::Compatible => {
-                        HttpTransport::with_client(client, &endpoint.base_url, key)
-                    }
-                };
-                (Arc::new(transport), model)
-            }
-        };
-        let transport = match &self.config.record {
-            None => transport,
-            Some(path) => {
-                let header = FixtureHeader {
-                    worker_fixture: FIXTURE_VERSION,
-                    provider: provider.clone(),
-                    model: model.clone(),
-                    recorded_at: Some(now_rfc3339()),
-                    api: Some(self.config.model.dialect().api_name().to_string()),
-                };
-                let secrets = self.config.secrets.clone();
-                let recorder =
-                    Recorder::create(path, &header, secrets).map_err(|err| FatalError {
-                        kind: FatalErrorKind::Internal,
-                        message: format!("cannot write --record file {}: {err}", path.display()),
-                    })?;
-                let recorder = Arc::new(recorder);
-                self.recorder = Some(recorder.clone());
-                Arc::new(RecordingTransport::new(transport, recorder))
-            }
-        };
-        self.target = transport.target();
-        Ok((transport, provider, model))
-    }
-
-    /// `dynamo/default`: the first model the server lists, retried like a chat request.
-    async fn discover(
-        &self,
-        client: &reqwest::Client,
-        endpoint: &crate::config::Endpoint,
-    ) -> Result<String, FatalError> {
-        let policy = RetryPolicy::new(
-            self.config.limits.max_retries,
-            self.config.limits.retry_base_delay,
-        );
-        let control = &self.config.control;
-        let fatal = |message: String| FatalError {
-            kind: FatalErrorKind::ModelDiscovery,
-            message,
-        };
-        let mut attempt = 0;
-        loop {
-            let found = tokio::select! {
-                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
-                found = first_model(client, &endpoint.base_url, endpoint.api_key.as_deref(), crate::config::defaults::DISCOVERY_TIMEOUT) => found,
-            };
-            let error = match found {
-                Ok(model) => return Ok(model),
-                Err(error) => error,
-            };
-            if !error.transient || attempt >= policy.max_retries {
-                let tries = match attempt {
-                    0 => String::new(),
-                    n => format!(" ({} attempts)", n + 1),
-                };
-                return Err(fatal(format!("{}{tries}", error.message)));
-            }
-            attempt += 1;
-            tokio::select! {
-                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
-                _ = tokio::time::sleep(policy.delay(attempt, None)) => {}
-            }
-        }
     }
 
     async fn agent_loop(
@@ -470,6 +384,7 @@ impl Session {
         let prompt_index = self.messages.len() - 1;
 
         let mut turn_index = 0u32;
+        let mut overflow_compacted = false;
         loop {
             if self.config.control.is_aborted() {
                 return Ending::Aborted;
@@ -502,6 +417,37 @@ impl Session {
                 self.emitter.emit(&Event::MessageEnd { message: &message });
                 self.persist(&message);
                 self.messages.push(message);
+            }
+            let request = Summarizer {
+                transport,
+                decorators: &decorators,
+                retry: &retry,
+                provider,
+                model,
+                max_tokens_field,
+                system_chars: system_prompt.len(),
+            };
+            if let Some(window) = self.context_window {
+                let limit = compaction::threshold(window, self.config.limits.max_tokens);
+                let estimate =
+                    compaction::estimate(&self.messages, request.system_chars, self.last_known);
+                if estimate > limit {
+                    if let Err(fatal) = self.compact("threshold", &request).await {
+                        return Ending::Failed(fatal, RunStopReason::Error);
+                    }
+                    let after = compaction::estimate(&self.messages, request.system_chars, None);
+                    if after > limit {
+                        return Ending::Failed(
+                            FatalError {
+                                kind: FatalErrorKind::ContextOverflow,
+                                message: format!(
+                                    "about {after} tokens after compaction, over the {limit} a request may use (window {window})"
+                                ),
+                            },
+                            RunStopReason::Error,
+                        );
+                    }
+                }
             }
             self.emitter.emit(&Event::TurnStart { turn_index });
             for extension in &self.config.extensions {
@@ -552,10 +498,31 @@ impl Session {
             self.stats.tool_calls += calls.len() as u32;
             let stop = outcome.message.stop_reason;
             let error_text = outcome.message.error_message.clone();
+            // A request refused for its length: compact once, and ask again.
+            if let TurnEnd::Failed(error) = &outcome.end
+                && compaction::is_overflow(error)
+                && !overflow_compacted
+            {
+                overflow_compacted = true;
+                self.emitter.emit(&Event::TurnEnd {
+                    turn_index,
+                    message: &Message::Assistant(outcome.message),
+                    tool_results: &[],
+                });
+                if let Err(fatal) = self.compact("overflow", &request).await {
+                    return Ending::Failed(fatal, RunStopReason::Error);
+                }
+                turn_index += 1;
+                continue;
+            }
+            overflow_compacted = false;
+            let usage = &outcome.message.usage;
+            let reported = usage.input + usage.cache_read + usage.cache_write + usage.output;
             let assistant = Message::Assistant(outcome.message);
             self.persist(&assistant);
             self.messages.push(assistant);
             let assistant_index = self.messages.len() - 1;
+            self.last_known = (reported > 0).then_some((self.messages.len(), reported));
 
             self.failed_requests = outcome.requests;
             let proceed = match outcome.end {
@@ -609,75 +576,6 @@ impl Session {
         }
     }
 
-    /// The model answered without tool calls: the run is done, unless `--output-schema` wants
-    /// another try (then the corrective message is already in the conversation).
-    fn final_answer(&mut self, assistant_index: usize) -> Option<Ending> {
-        let Some(schema) = self.config.output_schema.clone() else {
-            return Some(Ending::Finished(RunStopReason::Stop));
-        };
-        let text = match &self.messages[assistant_index] {
-            Message::Assistant(assistant) => assistant.text(),
-            _ => String::new(),
-        };
-        match schema.check(&text) {
-            Ok(value) => {
-                self.structured_output = Some(value);
-                Some(Ending::Finished(RunStopReason::Stop))
-            }
-            Err(problems) if !self.corrected => {
-                self.corrected = true;
-                let message = Message::User(UserMessage {
-                    content: vec![TextContent::text(schema.correction(&problems))],
-                    timestamp: now_millis(),
-                });
-                self.emitter
-                    .emit(&Event::MessageStart { message: &message });
-                self.emitter.emit(&Event::MessageEnd { message: &message });
-                self.persist(&message);
-                self.messages.push(message);
-                None
-            }
-            Err(problems) => Some(Ending::Failed(
-                FatalError {
-                    kind: FatalErrorKind::OutputSchema,
-                    message: problems,
-                },
-                RunStopReason::Error,
-            )),
-        }
-    }
-
-    /// `response_format` for the corrective turn, where the server takes one.
-    fn response_schema(&self) -> Option<&Value> {
-        let schema = self.config.output_schema.as_ref()?;
-        let chat = self.config.model.dialect() == crate::llm::Dialect::ChatCompletions;
-        (self.corrected && chat).then(|| schema.schema())
-    }
-
-    /// Appends a complete message to the session file; a failure is reported once, at the end.
-    fn persist(&mut self, message: &Message) {
-        if let Some(writer) = &mut self.session
-            && let Err(err) = writer.append(message)
-        {
-            self.warnings.push(format!(
-                "session file {}: {err}; the rest of the run is not saved",
-                writer.path().display()
-            ));
-            self.session = None;
-        }
-    }
-
-    /// Makes the session durable (turn ends, and the end of the run).
-    fn sync_session(&mut self) {
-        if let Some(writer) = &mut self.session
-            && let Err(err) = writer.sync()
-        {
-            self.warnings
-                .push(format!("session file {}: {err}", writer.path().display()));
-            self.session = None;
-        }
-    }
-
     fn emit_turn_end(&self, turn_index: u32, assistant_index: usize, results: &[Message]) {
         self.emitter.emit(&Event::TurnEnd {
             turn_index,
@@ -686,173 +584,6 @@ impl Session {
         });
         for extension in &self.config.extensions {
             extension.turn_ended(turn_index);
-        }
-    }
-
-    async fn finish(&mut self, ending: Ending) -> RunResult {
-        self.tool_ctx.leftovers.clean_up();
-        self.sync_session();
-        let elapsed_ms = self.started.elapsed().as_millis() as u64;
-        let (stop_reason, fatal, limit) = match ending {
-            Ending::Finished(reason) => (reason, None, None),
-            Ending::Failed(fatal, reason) => (reason, Some(fatal), None),
-            Ending::MaxTurns => (
-                RunStopReason::MaxTurns,
-                None,
-                Some(LimitReached {
-                    limit: LimitKind::MaxTurns,
-                    turns: self.stats.turns,
-                    max_turns: self.config.limits.max_turns,
-                    timeout_ms: None,
-                    elapsed_ms,
-                    used: None,
-                    budget_limit: None,
-                }),
-            ),
-            Ending::Budget(kind) => {
-                let limits = &self.config.limits;
-                let (used, limit) = match kind {
-                    LimitKind::MaxToolCalls => (
-                        f64::from(self.stats.tool_calls),
-                        limits.max_tool_calls.map(f64::from),
-                    ),
-                    LimitKind::MaxTotalTokens => (
-                        self.stats.tokens.total as f64,
-                        limits.max_total_tokens.map(|t| t as f64),
-                    ),
-                    _ => (self.stats.cost, limits.max_cost),
-                };
-                (
-                    RunStopReason::Budget,
-                    None,
-                    Some(LimitReached {
-                        limit: kind,
-                        turns: self.stats.turns,
-                        max_turns: None,
-                        timeout_ms: None,
-                        elapsed_ms,
-                        used: Some(used),
-                        budget_limit: limit,
-                    }),
-                )
-            }
-            Ending::Aborted => match self.config.control.reason() {
-                Some(AbortReason::Timeout) => (
-                    RunStopReason::Timeout,
-                    None,
-                    Some(LimitReached {
-                        limit: LimitKind::Timeout,
-                        turns: self.stats.turns,
-                        max_turns: None,
-                        timeout_ms: self.config.limits.timeout.map(|t| t.as_millis() as u64),
-                        elapsed_ms,
-                        used: None,
-                        budget_limit: None,
-                    }),
-                ),
-                _ => (RunStopReason::Aborted, None, None),
-            },
-        };
-        if let Some(limit) = &limit {
-            if let (LimitKind::MaxTurns, Some(max)) = (limit.limit, limit.max_turns) {
-                self.emitter.emit(&Event::MaxStepsReached {
-                    max_steps: max,
-                    steps: self.stats.turns,
-                });
-            }
-            self.emitter.emit(&Event::LimitReached(limit));
-        }
-        if let Some(fatal) = &fatal {
-            self.emitter.emit(&Event::FatalError { error: fatal });
-        }
-        if self.agent_started {
-            self.emitter.emit(&Event::AgentEnd {
-                messages: &self.messages,
-                stop_reason,
-                will_retry: false,
-                structured_output: self.structured_output.as_ref(),
-            });
-        }
-        self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
-        for extension in &self.config.extensions {
-            for (name, value) in extension.counters() {
-                *self.stats.counters.entry(name.to_string()).or_default() += value;
-            }
-        }
-        let outcome = RunOutcome {
-            stop_reason,
-            fatal: fatal.as_ref(),
-            stats: &self.stats,
-        };
-        for extension in &self.config.extensions {
-            for line in extension.finish(outcome).await {
-                if let Some(warning) = emit_status(&self.emitter, line) {
-                    self.warnings.push(warning);
-                }
-            }
-        }
-        self.emitter
-            .emit(&Event::UsageSnapshot { stats: &self.stats });
-
-        if let Some(error) = self.recorder.as_ref().and_then(|r| r.error()) {
-            self.warnings
-                .push(format!("--record: could not write the fixture: {error}"));
-        }
-        let exit = match stop_reason {
-            RunStopReason::Stop => ExitStatus::Ok,
-            RunStopReason::Length | RunStopReason::Error => ExitStatus::Failed,
-            RunStopReason::MaxTurns | RunStopReason::Timeout | RunStopReason::Budget => {
-                ExitStatus::Limit
-            }
-            RunStopReason::Aborted => self
-                .config
-                .control
-                .reason()
-                .map_or(ExitStatus::Failed, AbortReason::exit_status),
-        };
-        let failure = match (&fatal, &limit) {
-            _ if exit == ExitStatus::Ok => None,
-            (Some(error), _) => Some(Failure::Fatal {
-                error,
-                requests: self.failed_requests,
-                target: &self.target,
-            }),
-            (None, Some(limit)) => Some(Failure::Limit(limit)),
-            (None, None) => Some(Failure::Aborted(self.config.control.reason())),
-        }
-        .map(|failure| {
-            self.config
-                .secrets
-                .redact(&failure_line(failure))
-                .into_owned()
-        });
-        let final_text = self.messages.iter().rev().find_map(|m| match m {
-            Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
-            _ => None,
-        });
-        if let Some(path) = &self.config.output_last_message {
-            let answer = match &self.structured_output {
-                Some(value) => serde_json::to_string_pretty(value).unwrap_or_default() + "\n",
-                None => final_text.clone().unwrap_or_default(),
-            };
-            let answer = self.config.secrets.redact(&answer).into_owned();
-            if let Err(err) = std::fs::write(path, answer) {
-                self.warnings
-                    .push(format!("--output-last-message {}: {err}", path.display()));
-            }
-        }
-        RunResult {
-            exit,
-            session_id: self.session_id.clone(),
-            stop_reason,
-            final_text,
-            stats: self.stats.clone(),
-            messages: std::mem::take(&mut self.messages),
-            records: self.emitter.records(),
-            warnings: std::mem::take(&mut self.warnings),
-            fatal_error: fatal,
-            failure,
-            structured_output: self.structured_output.take(),
         }
     }
 }

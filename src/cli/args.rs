@@ -103,6 +103,11 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_MAX_COST", value_name = "USD")]
     pub max_cost: Option<f64>,
 
+    /// The model's context window in tokens, for compaction [default: what the server lists
+    /// (max_model_len), else a built-in table of hosted models, else no compaction]
+    #[arg(long, env = "WORKER_CONTEXT_WINDOW", value_name = "TOKENS")]
+    pub context_window: Option<u64>,
+
     /// Wall-clock budget for the whole run, e.g. 90, 90s, 5m, 1h (exit 3).
     #[arg(long, env = "WORKER_TIMEOUT", value_name = "DURATION")]
     pub timeout: Option<FlagDuration>,

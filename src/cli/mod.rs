@@ -100,6 +100,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         max_tool_calls: args.max_tool_calls,
         max_total_tokens: args.max_total_tokens,
         max_cost: args.max_cost,
+        context_window: args.context_window,
     };
     if args.max_turns == Some(0) {
         return Err("--max-turns must be at least 1".to_string());

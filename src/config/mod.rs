@@ -317,6 +317,8 @@ pub struct Limits {
     pub max_total_tokens: Option<u64>,
     /// US dollars per run.
     pub max_cost: Option<f64>,
+    /// The model's context window in tokens (else the server's listing or the built-in table).
+    pub context_window: Option<u64>,
 }
 
 impl Default for Limits {
@@ -333,6 +335,7 @@ impl Default for Limits {
             max_tool_calls: None,
             max_total_tokens: None,
             max_cost: None,
+            context_window: None,
         }
     }
 }

@@ -171,6 +171,20 @@ pub enum Event<'a> {
         max_steps: u32,
         steps: u32,
     },
+    /// The conversation is being compacted: `threshold` (the next request would not fit) or
+    /// `overflow` (the server refused one for its length).
+    CompactionStart {
+        reason: &'a str,
+        tokens_before: u64,
+    },
+    /// The older part of the conversation is now `summary` (a user message); the newest turn
+    /// is kept as it was. Token counts are estimates.
+    CompactionEnd {
+        reason: &'a str,
+        tokens_before: u64,
+        tokens_after: u64,
+        summary: &'a str,
+    },
     /// 80% of a budget is used: the next request carries `message` as a user message.
     BudgetWarning(&'a BudgetWarning),
     /// A configured limit stopped the run (exit code 3).
@@ -663,6 +677,8 @@ pub enum FatalErrorKind {
     Internal,
     /// The final answer did not match `--output-schema`, even after a corrective turn.
     OutputSchema,
+    /// The conversation does not fit the model's context window, even compacted.
+    ContextOverflow,
 }
 
 impl FatalErrorKind {
@@ -679,6 +695,7 @@ impl FatalErrorKind {
             FatalErrorKind::Replay => "ReplayError",
             FatalErrorKind::Internal => "InternalError",
             FatalErrorKind::OutputSchema => "OutputSchemaError",
+            FatalErrorKind::ContextOverflow => "ContextOverflowError",
         }
     }
 }

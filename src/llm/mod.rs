@@ -10,6 +10,7 @@
 
 mod anthropic;
 mod assemble;
+mod context;
 mod decorate;
 mod error;
 pub mod fixture;
@@ -22,9 +23,10 @@ mod transport;
 mod wire;
 
 pub use assemble::{Assembled, Assembler, to_usage};
+pub use context::known_context_window;
 pub use decorate::RequestDecorator;
 pub use error::{LlmError, excerpt};
-pub use models::{DiscoveryError, first_model};
+pub use models::{DiscoveryError, ListedModel, first_model};
 pub use retry::RetryPolicy;
 pub use sse::{Liveness, SseItem, SseStream};
 pub use transport::{

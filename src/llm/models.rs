@@ -15,6 +15,16 @@ struct ModelList {
 #[derive(Deserialize)]
 struct ModelEntry {
     id: String,
+    /// The context window, as vLLM (and so Dynamo) report it.
+    #[serde(default)]
+    max_model_len: Option<u64>,
+}
+
+/// A model the server lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedModel {
+    pub id: String,
+    pub context_window: Option<u64>,
 }
 
 /// Why discovery failed; `transient` failures (no answer, refused, 408/429/5xx) are worth
@@ -31,7 +41,7 @@ pub async fn first_model(
     base_url: &str,
     api_key: Option<&str>,
     timeout: Duration,
-) -> Result<String, DiscoveryError> {
+) -> Result<ListedModel, DiscoveryError> {
     let url = format!("{base_url}/models");
     let failure = |reason: String, transient: bool| DiscoveryError {
         message: format!("model discovery failed: GET {url}: {reason}"),
@@ -66,7 +76,10 @@ pub async fn first_model(
         .map_err(|err| fail(format!("unexpected response ({})", error_chain(&err))))?;
     list.data
         .into_iter()
-        .map(|m| m.id)
-        .find(|id| !id.is_empty())
+        .find(|m| !m.id.is_empty())
+        .map(|m| ListedModel {
+            id: m.id,
+            context_window: m.max_model_len,
+        })
         .ok_or_else(|| fail("the server lists no models".to_string()))
 }

@@ -204,6 +204,27 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// Records a compaction: the summary stands for everything before it (Pi's compaction
+    /// entry; the kept messages are appended again after it).
+    pub fn append_compaction(&mut self, summary: &str, tokens_before: u64) -> std::io::Result<()> {
+        let id = self.fresh_id();
+        let mut entry = serde_json::json!({
+            "type": "compaction",
+            "id": id,
+            "parentId": self.leaf,
+            "timestamp": now_rfc3339(),
+            "summary": summary,
+            "firstKeptEntryId": id,
+            "tokensBefore": tokens_before,
+        });
+        self.secrets.redact_value(&mut entry);
+        let mut line = serde_json::to_vec(&entry)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.leaf = Some(id);
+        Ok(())
+    }
+
     /// Makes what was written durable (at each turn end).
     pub fn sync(&mut self) -> std::io::Result<()> {
         self.file.sync_data()

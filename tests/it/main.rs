@@ -14,6 +14,7 @@ mod anthropic;
 mod architecture;
 mod budgets;
 mod cli;
+mod compaction;
 mod dynamo_bridge;
 mod dynamo_e2e;
 mod event_schema;

@@ -1,0 +1,127 @@
+//! Reaching the model: the transport for the configured provider (recording it when asked),
+//! and the model's name, discovered from the server's listing for `dynamo/default`.
+
+use super::*;
+
+impl Session {
+    /// Picks the transport and the model name (discovering it when asked to).
+    pub(super) async fn connect(
+        &mut self,
+    ) -> Result<(Arc<dyn Transport>, String, String), FatalError> {
+        let mut discovered_window = None;
+        let provider = self.config.model.provider_name().to_string();
+        let (transport, model): (Arc<dyn Transport>, String) = match &self.config.model {
+            ModelSource::Replay { fixture, .. } => (
+                Arc::new(ReplayTransport::new(fixture)),
+                fixture.header.model.clone(),
+            ),
+            ModelSource::Http {
+                provider,
+                endpoint,
+                model,
+            } => {
+                let internal = |message: String| FatalError {
+                    kind: FatalErrorKind::Internal,
+                    message,
+                };
+                if let (None, Some(var)) = (&endpoint.api_key, &endpoint.required_key) {
+                    return Err(FatalError {
+                        kind: FatalErrorKind::Auth,
+                        message: format!("{var} is not set"),
+                    });
+                }
+                // Plain-http endpoints (a local Dynamo) need no CA store.
+                let tls = endpoint.base_url.starts_with("https://");
+                let client = http_client(self.config.limits.connect_timeout, tls)
+                    .map_err(|e| internal(e.to_string()))?;
+                let model = match model {
+                    Some(model) => model.clone(),
+                    None => {
+                        let listed = self.discover(&client, endpoint).await?;
+                        discovered_window = listed.context_window;
+                        listed.id
+                    }
+                };
+                let key = endpoint.api_key.clone();
+                let transport = match provider {
+                    HttpProvider::Anthropic => {
+                        HttpTransport::anthropic(client, &endpoint.base_url, key)
+                    }
+                    HttpProvider::Dynamo | HttpProvider::OpenAi | HttpProvider::Compatible => {
+                        HttpTransport::with_client(client, &endpoint.base_url, key)
+                    }
+                };
+                (Arc::new(transport), model)
+            }
+        };
+        let transport = match &self.config.record {
+            None => transport,
+            Some(path) => {
+                let header = FixtureHeader {
+                    worker_fixture: FIXTURE_VERSION,
+                    provider: provider.clone(),
+                    model: model.clone(),
+                    recorded_at: Some(now_rfc3339()),
+                    api: Some(self.config.model.dialect().api_name().to_string()),
+                };
+                let secrets = self.config.secrets.clone();
+                let recorder =
+                    Recorder::create(path, &header, secrets).map_err(|err| FatalError {
+                        kind: FatalErrorKind::Internal,
+                        message: format!("cannot write --record file {}: {err}", path.display()),
+                    })?;
+                let recorder = Arc::new(recorder);
+                self.recorder = Some(recorder.clone());
+                Arc::new(RecordingTransport::new(transport, recorder))
+            }
+        };
+        self.target = transport.target();
+        self.context_window = self
+            .config
+            .limits
+            .context_window
+            .or(discovered_window)
+            .or_else(|| crate::llm::known_context_window(&model));
+        Ok((transport, provider, model))
+    }
+
+    /// `dynamo/default`: the first model the server lists, retried like a chat request.
+    pub(super) async fn discover(
+        &self,
+        client: &reqwest::Client,
+        endpoint: &crate::config::Endpoint,
+    ) -> Result<crate::llm::ListedModel, FatalError> {
+        let policy = RetryPolicy::new(
+            self.config.limits.max_retries,
+            self.config.limits.retry_base_delay,
+        );
+        let control = &self.config.control;
+        let fatal = |message: String| FatalError {
+            kind: FatalErrorKind::ModelDiscovery,
+            message,
+        };
+        let mut attempt = 0;
+        loop {
+            let found = tokio::select! {
+                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
+                found = first_model(client, &endpoint.base_url, endpoint.api_key.as_deref(), crate::config::defaults::DISCOVERY_TIMEOUT) => found,
+            };
+            let error = match found {
+                Ok(model) => return Ok(model),
+                Err(error) => error,
+            };
+            if !error.transient || attempt >= policy.max_retries {
+                let tries = match attempt {
+                    0 => String::new(),
+                    n => format!(" ({} attempts)", n + 1),
+                };
+                return Err(fatal(format!("{}{tries}", error.message)));
+            }
+            attempt += 1;
+            tokio::select! {
+                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
+                _ = tokio::time::sleep(policy.delay(attempt, None)) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The phase lifecycle inside a run: the session file the conversation is appended to,
+//! compaction at the context limit, and the structured final answer of `--output-schema`.
+
+use super::*;
+
+impl Session {
+    /// Replaces everything before the newest turn with a summary the model writes (see
+    /// [`compaction`]); the events say so, and the session records it.
+    pub(super) async fn compact(
+        &mut self,
+        reason: &str,
+        with: &Summarizer<'_>,
+    ) -> Result<(), FatalError> {
+        let overflow = |message: String| FatalError {
+            kind: FatalErrorKind::ContextOverflow,
+            message,
+        };
+        let before = compaction::estimate(&self.messages, with.system_chars, self.last_known);
+        self.emitter.emit(&Event::CompactionStart {
+            reason,
+            tokens_before: before,
+        });
+        let Some(split) = compaction::split_point(&self.messages) else {
+            return Err(overflow(format!(
+                "about {before} tokens, and nothing before the newest turn to summarize"
+            )));
+        };
+        let input = compaction::summary_input(&self.messages[..split]);
+        let body = build_body(&RequestSpec {
+            model: with.model,
+            system_prompt: compaction::SUMMARIZER,
+            messages: &input,
+            tools: &serde_json::json!([]),
+            max_tokens: Some(4096),
+            max_tokens_field: with.max_tokens_field,
+            reasoning_effort: None,
+            dialect: self.config.model.dialect(),
+            response_schema: None,
+        });
+        // The summary request is not part of the conversation: its deltas are not printed.
+        let quiet = Emitter::new(
+            Box::new(crate::events::CollectorSink::default()),
+            self.session_id.clone(),
+            false,
+        );
+        let outcome = {
+            let ctx = TurnContext {
+                emitter: &quiet,
+                transport: with.transport,
+                decorators: with.decorators,
+                extensions: &[],
+                retry: with.retry,
+                idle_timeout: self.config.limits.idle_timeout,
+                control: &self.config.control,
+                provider: with.provider,
+                model: with.model,
+                dialect: self.config.model.dialect(),
+                price: None,
+            };
+            request_assistant(&ctx, &body).await
+        };
+        self.stats.llm_requests += outcome.requests;
+        self.stats.add_usage(&outcome.message.usage);
+        if let TurnEnd::Failed(error) = &outcome.end {
+            return Err(overflow(format!("the summary request failed: {error}")));
+        }
+        let summary = outcome.message.text();
+        if summary.trim().is_empty() {
+            return Err(overflow("the summary came back empty".to_string()));
+        }
+        let kept: Vec<Message> = self.messages.drain(split..).collect();
+        self.messages = vec![compaction::user(&format!(
+            "{}{summary}",
+            compaction::SUMMARY_PREFIX
+        ))];
+        self.messages.extend(kept);
+        if let Some(writer) = &mut self.session
+            && let Err(err) = writer.append_compaction(&summary, before)
+        {
+            self.warnings
+                .push(format!("session file {}: {err}", writer.path().display()));
+            self.session = None;
+        }
+        for index in 1..self.messages.len() {
+            let message = self.messages[index].clone();
+            self.persist(&message);
+        }
+        self.last_known = None;
+        let after = compaction::estimate(&self.messages, with.system_chars, None);
+        self.emitter.emit(&Event::CompactionEnd {
+            reason,
+            tokens_before: before,
+            tokens_after: after,
+            summary: &summary,
+        });
+        Ok(())
+    }
+
+    /// The model answered without tool calls: the run is done, unless `--output-schema` wants
+    /// another try (then the corrective message is already in the conversation).
+    pub(super) fn final_answer(&mut self, assistant_index: usize) -> Option<Ending> {
+        let Some(schema) = self.config.output_schema.clone() else {
+            return Some(Ending::Finished(RunStopReason::Stop));
+        };
+        let text = match &self.messages[assistant_index] {
+            Message::Assistant(assistant) => assistant.text(),
+            _ => String::new(),
+        };
+        match schema.check(&text) {
+            Ok(value) => {
+                self.structured_output = Some(value);
+                Some(Ending::Finished(RunStopReason::Stop))
+            }
+            Err(problems) if !self.corrected => {
+                self.corrected = true;
+                let message = Message::User(UserMessage {
+                    content: vec![TextContent::text(schema.correction(&problems))],
+                    timestamp: now_millis(),
+                });
+                self.emitter
+                    .emit(&Event::MessageStart { message: &message });
+                self.emitter.emit(&Event::MessageEnd { message: &message });
+                self.persist(&message);
+                self.messages.push(message);
+                None
+            }
+            Err(problems) => Some(Ending::Failed(
+                FatalError {
+                    kind: FatalErrorKind::OutputSchema,
+                    message: problems,
+                },
+                RunStopReason::Error,
+            )),
+        }
+    }
+
+    /// `response_format` for the corrective turn, where the server takes one.
+    pub(super) fn response_schema(&self) -> Option<&Value> {
+        let schema = self.config.output_schema.as_ref()?;
+        let chat = self.config.model.dialect() == crate::llm::Dialect::ChatCompletions;
+        (self.corrected && chat).then(|| schema.schema())
+    }
+
+    /// Appends a complete message to the session file; a failure is reported once, at the end.
+    pub(super) fn persist(&mut self, message: &Message) {
+        if let Some(writer) = &mut self.session
+            && let Err(err) = writer.append(message)
+        {
+            self.warnings.push(format!(
+                "session file {}: {err}; the rest of the run is not saved",
+                writer.path().display()
+            ));
+            self.session = None;
+        }
+    }
+
+    /// Makes the session durable (turn ends, and the end of the run).
+    pub(super) fn sync_session(&mut self) {
+        if let Some(writer) = &mut self.session
+            && let Err(err) = writer.sync()
+        {
+            self.warnings
+                .push(format!("session file {}: {err}", writer.path().display()));
+            self.session = None;
+        }
+    }
+}
