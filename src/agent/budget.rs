@@ -156,9 +156,30 @@ mod tests {
         );
         stats.cost = 0.85;
         let notes = budgets.warnings(&limits, &stats, 4, Duration::ZERO);
+        let kinds: Vec<LimitKind> = notes.iter().map(|n| n.budget).collect();
+        assert_eq!(kinds, [LimitKind::MaxTotalTokens, LimitKind::MaxCost]);
+        assert!(notes[1].message.contains("0.8500 of 1.0000 US dollars"));
+    }
+
+    #[test]
+    fn time_warns_at_80_percent_of_the_timeout() {
+        let limits = Limits {
+            timeout: Some(Duration::from_secs(100)),
+            ..Limits::default()
+        };
+        let stats = UsageStats::default();
+        let mut budgets = Budgets::default();
         assert!(
-            notes.iter().any(|n| n.budget == LimitKind::MaxCost
-                && n.message.contains("0.8500 of 1.0000 US dollars"))
+            budgets
+                .warnings(&limits, &stats, 1, Duration::from_secs(79))
+                .is_empty()
+        );
+        let notes = budgets.warnings(&limits, &stats, 1, Duration::from_secs(81));
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0]
+                .message
+                .starts_with("Budget note: 81 of 100 seconds used (19 left).")
         );
     }
 }

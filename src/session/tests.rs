@@ -88,6 +88,28 @@ fn a_written_session_reads_back_and_a_resumed_one_continues_the_chain() {
         .skip(1)
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // Pi's documented shape: `message` entries with an 8-hex-digit id, the parent's id (null
+    // for the first), an ISO timestamp, and the message with its role.
+    for entry in &lines {
+        assert_eq!(entry["type"], "message");
+        let id = entry["id"].as_str().unwrap();
+        assert!(
+            id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()),
+            "{id}"
+        );
+        let stamp = entry["timestamp"].as_str().unwrap();
+        assert!(
+            stamp.len() == 24 && stamp.ends_with('Z') && &stamp[10..11] == "T",
+            "{stamp}"
+        );
+        assert!(
+            ["user", "assistant", "toolResult"]
+                .contains(&entry["message"]["role"].as_str().unwrap())
+        );
+    }
+    for key in ["type", "version", "id", "timestamp", "cwd"] {
+        assert!(header.get(key).is_some(), "header {key}");
+    }
     assert_eq!(lines[0]["parentId"], Value::Null);
     for pair in lines.windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"], "one chain");
