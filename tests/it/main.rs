@@ -25,6 +25,7 @@ mod golden;
 mod model_server;
 mod output_schema;
 mod permissions;
+mod prefix_cache;
 mod process;
 mod sessions;
 mod telemetry;
