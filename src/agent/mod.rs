@@ -408,15 +408,7 @@ impl Session {
             );
             for note in notes {
                 self.emitter.emit(&Event::BudgetWarning(&note));
-                let message = Message::User(UserMessage {
-                    content: vec![TextContent::text(note.message)],
-                    timestamp: now_millis(),
-                });
-                self.emitter
-                    .emit(&Event::MessageStart { message: &message });
-                self.emitter.emit(&Event::MessageEnd { message: &message });
-                self.persist(&message);
-                self.messages.push(message);
+                self.add_user_message(note.message);
             }
             let request = Summarizer {
                 transport,

@@ -113,15 +113,7 @@ impl Session {
             }
             Err(problems) if !self.corrected => {
                 self.corrected = true;
-                let message = Message::User(UserMessage {
-                    content: vec![TextContent::text(schema.correction(&problems))],
-                    timestamp: now_millis(),
-                });
-                self.emitter
-                    .emit(&Event::MessageStart { message: &message });
-                self.emitter.emit(&Event::MessageEnd { message: &message });
-                self.persist(&message);
-                self.messages.push(message);
+                self.add_user_message(schema.correction(&problems));
                 None
             }
             Err(problems) => Some(Ending::Failed(
@@ -139,6 +131,20 @@ impl Session {
         let schema = self.config.output_schema.as_ref()?;
         let chat = self.config.model.dialect() == crate::llm::Dialect::ChatCompletions;
         (self.corrected && chat).then(|| schema.schema())
+    }
+
+    /// A message the run adds to the conversation for the model (a budget note, a
+    /// correction): printed, saved and sent with the next request.
+    pub(super) fn add_user_message(&mut self, text: String) {
+        let message = Message::User(UserMessage {
+            content: vec![TextContent::text(text)],
+            timestamp: now_millis(),
+        });
+        self.emitter
+            .emit(&Event::MessageStart { message: &message });
+        self.emitter.emit(&Event::MessageEnd { message: &message });
+        self.persist(&message);
+        self.messages.push(message);
     }
 
     /// Appends a complete message to the session file; a failure is reported once, at the end.
