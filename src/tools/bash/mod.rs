@@ -93,14 +93,20 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
             ctx.cwd.display()
         )));
     }
-    let spawned = process::spawn(command, &ctx.cwd, &ctx.bash.env)
-        .map_err(|err| ToolError::new(format!("Failed to start command: {err}")))?;
+    let (spawned, told) = ctx.leftovers.with_watchdog(|watchdog| {
+        (
+            process::spawn(command, &ctx.cwd, &ctx.bash.env, watchdog),
+            watchdog.is_some(),
+        )
+    });
+    let spawned =
+        spawned.map_err(|err| ToolError::new(format!("Failed to start command: {err}")))?;
     let process::Spawned {
         mut child,
         output: mut pipe,
         pgid,
     } = spawned;
-    ctx.leftovers.add(pgid);
+    ctx.leftovers.add(pgid, told);
 
     let mut output = Output::new(ctx.bash.secrets.clone(), ctx.leftovers.clone());
     let mut buf = vec![0u8; 64 * 1024];

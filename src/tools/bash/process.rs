@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -29,8 +29,15 @@ pub struct Spawned {
 }
 
 /// Starts `shell -c command` with stdout and stderr on one pipe, so the reader sees both in
-/// the order they were written.
-pub fn spawn(command: &str, cwd: &Path, env: &[(String, Option<String>)]) -> io::Result<Spawned> {
+/// the order they were written. With `watchdog`, the child tells the watchdog its process
+/// group itself, before the command runs: a worker killed at that very moment still leaves
+/// nothing behind.
+pub fn spawn(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, Option<String>)],
+    watchdog: Option<RawFd>,
+) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
     let mut std_cmd = std::process::Command::new(shell());
     std_cmd
@@ -52,6 +59,9 @@ pub fn spawn(command: &str, cwd: &Path, env: &[(String, Option<String>)]) -> io:
     // async-signal-safe calls (prctl, getppid, raise), touching no locks or allocations.
     unsafe {
         std_cmd.pre_exec(move || {
+            if let Some(fd) = watchdog {
+                register(fd);
+            }
             #[cfg(target_os = "linux")]
             {
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
@@ -77,6 +87,29 @@ pub fn spawn(command: &str, cwd: &Path, env: &[(String, Option<String>)]) -> io:
         output,
         pgid,
     })
+}
+
+/// Writes `+PID\n` (this process leads its own group) to the watchdog, with nothing but a
+/// stack buffer and `write`: it runs between fork and exec.
+fn register(fd: RawFd) {
+    let mut pid = nix::unistd::getpid().as_raw().unsigned_abs();
+    let mut digits = [0u8; 12];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (pid % 10) as u8;
+        pid /= 10;
+        if pid == 0 {
+            break;
+        }
+    }
+    let mut line = [0u8; 14];
+    line[0] = b'+';
+    let len = digits.len() - at;
+    line[1..=len].copy_from_slice(&digits[at..]);
+    line[len + 1] = b'\n';
+    // SAFETY: a valid buffer of `len + 2` bytes; a failed write only loses the protection.
+    let _ = unsafe { nix::libc::write(fd, line.as_ptr().cast(), len + 2) };
 }
 
 fn shell() -> &'static str {
@@ -163,9 +196,23 @@ impl Watchdog {
 }
 
 impl Leftovers {
-    pub fn add(&self, pgid: Pid) {
+    /// Runs `start` with the watchdog's input (started if need be; `None` when there is no
+    /// watchdog), for a child to register itself on (see [`spawn`]). The watchdog is locked
+    /// meanwhile, so its input stays open until the child has forked.
+    pub fn with_watchdog<T>(&self, start: impl FnOnce(Option<RawFd>) -> T) -> T {
+        let mut watchdog = self.watchdog.lock_or_recover();
+        if watchdog.is_none() {
+            *watchdog = Watchdog::start().ok();
+        }
+        start(watchdog.as_ref().map(|dog| dog.input.as_raw_fd()))
+    }
+
+    /// Records a group; `told`: the child already told the watchdog.
+    pub fn add(&self, pgid: Pid, told: bool) {
         self.lock().insert(pgid.as_raw());
-        self.tell(&format!("+{}\n", pgid.as_raw()));
+        if !told {
+            self.tell(&format!("+{}\n", pgid.as_raw()));
+        }
     }
 
     /// Forgets the group if nothing in it is alive any more.
