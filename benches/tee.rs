@@ -34,6 +34,9 @@ fn per_event_costs(rt: &tokio::runtime::Runtime) {
         duration_ms: Some(42.125),
         output_bytes: Some(1234),
         error_type: None,
+        source_request_id: Some("0199a213-81c0-7800-8aa1-bbab2a035a53:r0:t3:a1".into()),
+        consumer_request_id: Some("0199a213-81c0-7800-8aa1-bbab2a035a53:r0:t4:a1".into()),
+        parent_request_id: None,
     };
     let n = 200_000;
     let started = Instant::now();

@@ -12,10 +12,11 @@ use std::time::{Instant, SystemTime};
 use futures_util::future::BoxFuture;
 
 use crate::events::{
-    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, SkillsStatus, ToolCall,
+    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, Serving, SkillsStatus, ToolCall,
     ToolResult, TraceStatus, TraceSummary, UsageStats,
 };
-use crate::llm::{RequestDecorator, WireUsage};
+use crate::llm::{RequestDecorator, Transport, WireUsage};
+use crate::sync::LockExt;
 use crate::tools::Tool;
 
 /// A line an extension adds to the stream.
@@ -41,6 +42,8 @@ pub struct Exchange {
     pub ttft_ms: Option<f64>,
     pub total_ms: f64,
     pub usage: Option<WireUsage>,
+    /// What the server reported about serving it (worker, timing, cached tokens).
+    pub serving: Option<Serving>,
 }
 
 /// How a tool call ended.
@@ -55,12 +58,14 @@ pub struct ToolEnding<'a> {
 }
 
 /// What the run is about, once the model is known.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct RunInfo<'a> {
     pub session_id: &'a str,
     pub provider: &'a str,
     pub model: &'a str,
     pub prompt: &'a str,
+    /// The model server connection (for an extension's own request to it).
+    pub transport: &'a Arc<dyn Transport>,
 }
 
 /// How the run ended.
@@ -98,6 +103,12 @@ pub trait Extension: Send + Sync {
         Vec::new()
     }
 
+    /// Environment changes for the processes one tool call starts, on top of
+    /// [`Extension::child_env`].
+    fn call_env(&self, _call: &ToolCall) -> Vec<(String, Option<String>)> {
+        Vec::new()
+    }
+
     /// Called inside the async runtime right after the header, before anything else.
     fn start(&self) {}
 
@@ -118,6 +129,10 @@ pub trait Extension: Send + Sync {
 
     fn turn_ended(&self, _turn: u32) {}
 
+    /// The server accepted a model request of the conversation (a 2xx status); `request_id`
+    /// is its `x-request-id`. Compaction summaries are not reported.
+    fn request_accepted(&self, _request_id: &str) {}
+
     fn exchange_finished(&self, _exchange: &Exchange) {}
 
     fn tool_started(&self, _call: &ToolCall) {}
@@ -132,5 +147,83 @@ pub trait Extension: Send + Sync {
     /// Called once at the end; the lines are printed before `usage_snapshot`.
     fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {
         Box::pin(async { Vec::new() })
+    }
+}
+
+/// The join keys of tool records: the request whose response asked for a call (`source`), and
+/// the next request the server accepted, which carried the call's result back (`consumer`).
+///
+/// Calls come only from the response of the latest accepted request, so that request is the
+/// source of every call that starts. A finished call's record is held (`hold`) until the next
+/// request is accepted (`consumed`), or the run ends (`drain`, no consumer).
+pub struct ToolJoins<T> {
+    state: std::sync::Mutex<JoinState<T>>,
+}
+
+struct JoinState<T> {
+    source: Option<String>,
+    held: Vec<T>,
+}
+
+impl<T> Default for ToolJoins<T> {
+    fn default() -> Self {
+        ToolJoins {
+            state: std::sync::Mutex::new(JoinState {
+                source: None,
+                held: Vec::new(),
+            }),
+        }
+    }
+}
+
+impl<T> ToolJoins<T> {
+    /// The request the calls starting now came from.
+    pub fn source(&self) -> Option<String> {
+        self.state.lock_or_recover().source.clone()
+    }
+
+    /// A finished call waits for the request that carries its result back.
+    pub fn hold(&self, record: T) {
+        self.state.lock_or_recover().held.push(record);
+    }
+
+    /// A request was accepted: it carried every held result, and is the source of what
+    /// comes next. Returns the held records, oldest first.
+    pub fn consumed(&self, request_id: &str) -> Vec<T> {
+        let mut state = self.state.lock_or_recover();
+        state.source = Some(request_id.to_string());
+        std::mem::take(&mut state.held)
+    }
+
+    /// The run is over: what no request carried back.
+    pub fn drain(&self) -> Vec<T> {
+        std::mem::take(&mut self.state.lock_or_recover().held)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_joins_the_request_before_it_and_the_one_after() {
+        let joins = ToolJoins::default();
+        assert_eq!(joins.source(), None);
+        assert!(joins.consumed("t0").is_empty());
+        assert_eq!(joins.source().as_deref(), Some("t0"));
+        joins.hold(("call-1", joins.source()));
+        joins.hold(("call-2", joins.source()));
+        let carried = joins.consumed("t1");
+        assert_eq!(
+            carried,
+            vec![
+                ("call-1", Some("t0".to_string())),
+                ("call-2", Some("t0".to_string()))
+            ]
+        );
+        assert_eq!(joins.source().as_deref(), Some("t1"));
+        joins.hold(("call-3", joins.source()));
+        assert_eq!(joins.drain(), vec![("call-3", Some("t1".to_string()))]);
+        assert!(joins.drain().is_empty());
     }
 }

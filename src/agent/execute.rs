@@ -139,12 +139,15 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
         redactor: StreamRedactor::default(),
     };
     let (sender, mut received) = tokio::sync::mpsc::unbounded_channel::<ToolResult>();
-    let tool_ctx = ToolContext {
+    let mut tool_ctx = ToolContext {
         progress: Arc::new(move |partial: ToolResult| {
             let _ = sender.send(partial);
         }),
         ..ctx.base.clone()
     };
+    for extension in ctx.extensions {
+        tool_ctx.bash.env.extend(extension.call_env(call));
+    }
     let run = AssertUnwindSafe(tool.execute(call.arguments.clone(), tool_ctx)).catch_unwind();
     tokio::pin!(run);
     let run = loop {

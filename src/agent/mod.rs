@@ -33,8 +33,8 @@ pub use prompt::context_files;
 use crate::config::{HttpProvider, ModelSource, RunConfig};
 use crate::events::{
     Emitter, Event, EventSink, FatalError, FatalErrorKind, LimitKind, LimitReached, Message,
-    RunStopReason, SessionHeader, StopReason, TextContent, UsageStats, UserMessage, now_millis,
-    now_rfc3339,
+    RunStopReason, Serving, SessionHeader, StopReason, TextContent, UsageStats, UserMessage,
+    now_millis, now_rfc3339,
 };
 use crate::exit::ExitStatus;
 use crate::llm::fixture::{
@@ -47,7 +47,7 @@ use crate::llm::{
 use crate::tools::{BashSettings, FileLocks, Leftovers, ToolContext, ToolSet};
 use ending::{Failure, failure_line};
 use execute::{ExecContext, execute_calls};
-use turn::{TurnContext, TurnEnd, request_assistant};
+use turn::{RequestIds, TurnContext, TurnEnd, request_assistant};
 
 /// How a run went, for in-process callers (the binary maps it to an exit code).
 #[derive(Debug, Clone)]
@@ -194,6 +194,9 @@ struct Session {
     /// line.
     failed_requests: u32,
     target: String,
+    request_ids: RequestIds,
+    /// Compaction summaries requested so far (they number their request ids).
+    summaries: u32,
 }
 
 /// What a compaction's summary request needs from the loop.
@@ -219,10 +222,11 @@ enum Ending {
 
 impl Session {
     fn new(mut config: RunConfig, emitter: Emitter, session_id: String, tools: ToolSet) -> Self {
-        let (session, history) = match config.session.take() {
-            Some(setup) => (setup.writer, setup.history),
-            None => (None, Vec::new()),
+        let (session, history, prior_entries) = match config.session.take() {
+            Some(setup) => (setup.writer, setup.history, setup.prior_entries),
+            None => (None, Vec::new(), 0),
         };
+        let request_ids = RequestIds::new(&session_id, prior_entries);
         let tool_ctx = ToolContext {
             cwd: Arc::new(config.cwd.clone()),
             cancel: config.control.token().clone(),
@@ -268,6 +272,8 @@ impl Session {
             last_known: None,
             failed_requests: 0,
             target: String::new(),
+            request_ids,
+            summaries: 0,
         }
     }
 
@@ -277,8 +283,7 @@ impl Session {
         let looped = AssertUnwindSafe(async {
             match self.connect().await {
                 Ok((transport, provider, model)) => {
-                    self.agent_loop(prompt, transport.as_ref(), &provider, &model)
-                        .await
+                    self.agent_loop(prompt, &transport, &provider, &model).await
                 }
                 Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
             }
@@ -300,10 +305,11 @@ impl Session {
     async fn agent_loop(
         &mut self,
         prompt: String,
-        transport: &dyn Transport,
+        shared_transport: &Arc<dyn Transport>,
         provider: &str,
         model: &str,
     ) -> Ending {
+        let transport = shared_transport.as_ref();
         let today: String = now_rfc3339().chars().take(10).collect();
         let mut sections: Vec<String> = self
             .config
@@ -368,6 +374,7 @@ impl Session {
             provider,
             model,
             prompt: &prompt,
+            transport: shared_transport,
         };
         for extension in &self.config.extensions {
             extension.run_started(info);
@@ -477,6 +484,7 @@ impl Session {
                 model,
                 dialect: self.config.model.dialect(),
                 price,
+                request_id: self.request_ids.turn(turn_index),
             };
             let requested_at = SystemTime::now();
             let outcome = request_assistant(&ctx, &body).await;
@@ -486,6 +494,15 @@ impl Session {
             self.stats.llm_requests += outcome.requests;
             self.stats.assistant_messages += 1;
             self.stats.add_usage(&outcome.message.usage);
+            let serving = outcome.serving.clone();
+            if let Some(serving) = &serving {
+                let usage = &outcome.message.usage;
+                let prompt = usage.input + usage.cache_read + usage.cache_write;
+                self.stats
+                    .serving
+                    .get_or_insert_default()
+                    .add(serving, prompt);
+            }
             let calls: Vec<_> = outcome.message.tool_calls().cloned().collect();
             self.stats.tool_calls += calls.len() as u32;
             let stop = outcome.message.stop_reason;
@@ -500,6 +517,7 @@ impl Session {
                     turn_index,
                     message: &Message::Assistant(outcome.message),
                     tool_results: &[],
+                    serving: None,
                 });
                 if let Err(fatal) = self.compact("overflow", &request).await {
                     return Ending::Failed(fatal, RunStopReason::Error);
@@ -543,7 +561,7 @@ impl Session {
                 },
             };
             if let Some(ending) = proceed {
-                self.emit_turn_end(turn_index, assistant_index, &[]);
+                self.emit_turn_end(turn_index, assistant_index, &[], serving.as_ref());
                 return ending;
             }
 
@@ -562,17 +580,24 @@ impl Session {
                 self.persist(result);
             }
             self.sync_session();
-            self.emit_turn_end(turn_index, assistant_index, &results);
+            self.emit_turn_end(turn_index, assistant_index, &results, serving.as_ref());
             self.messages.extend(results);
             turn_index += 1;
         }
     }
 
-    fn emit_turn_end(&self, turn_index: u32, assistant_index: usize, results: &[Message]) {
+    fn emit_turn_end(
+        &self,
+        turn_index: u32,
+        assistant_index: usize,
+        results: &[Message],
+        serving: Option<&Serving>,
+    ) {
         self.emitter.emit(&Event::TurnEnd {
             turn_index,
             message: &self.messages[assistant_index],
             tool_results: results,
+            serving,
         });
         for extension in &self.config.extensions {
             extension.turn_ended(turn_index);

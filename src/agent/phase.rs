@@ -56,7 +56,9 @@ impl Session {
                 model: with.model,
                 dialect: self.config.model.dialect(),
                 price: None,
+                request_id: self.request_ids.summary(self.summaries),
             };
+            self.summaries += 1;
             request_assistant(&ctx, &body).await
         };
         self.stats.llm_requests += outcome.requests;

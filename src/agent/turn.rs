@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::streaming::StreamingMessage;
 use crate::control::RunControl;
-use crate::events::{AssistantMessage, Emitter, Event, StopReason, Usage, now_millis};
+use crate::events::{AssistantMessage, Emitter, Event, Serving, StopReason, Usage, now_millis};
 use crate::extension::{Exchange, Extension};
 use crate::llm::{
     Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, RetryPolicy, SseItem,
@@ -37,6 +37,36 @@ pub struct TurnContext<'a> {
     pub model: &'a str,
     pub dialect: crate::llm::Dialect,
     pub price: Option<crate::llm::pricing::Price>,
+    /// This request's id without the attempt (see [`RequestIds`]).
+    pub request_id: String,
+}
+
+/// The `x-request-id` of every model request, derived from the session, so a trace can be
+/// joined without a lookup table:
+///
+/// `<session id>:r<E>:t<N>:a<A>` for turn `N` (from 0) of the run that found the session
+/// file with `E` entries (0 for a new session), attempt `A` (from 1, retries and protocol
+/// resends included); `s<K>` instead of `t<N>` for the run's `K`th compaction summary (from
+/// 0). The entry count only grows, so a resumed session never repeats an id.
+#[derive(Debug, Clone)]
+pub struct RequestIds {
+    run: String,
+}
+
+impl RequestIds {
+    pub fn new(session_id: &str, prior_entries: usize) -> Self {
+        RequestIds {
+            run: format!("{session_id}:r{prior_entries}"),
+        }
+    }
+
+    pub fn turn(&self, turn: u32) -> String {
+        format!("{}:t{turn}", self.run)
+    }
+
+    pub fn summary(&self, index: u32) -> String {
+        format!("{}:s{index}", self.run)
+    }
 }
 
 pub enum TurnEnd {
@@ -50,10 +80,12 @@ pub struct TurnOutcome {
     pub end: TurnEnd,
     /// Requests sent, retries and protocol resends included.
     pub requests: u32,
+    /// How the server served the request that produced the message.
+    pub serving: Option<Serving>,
 }
 
 enum Attempt {
-    Done(AssistantMessage),
+    Done(AssistantMessage, Option<Serving>),
     Aborted(AssistantMessage),
     /// Failed after the message had started: it has been ended with the error.
     FailedAfterProgress(AssistantMessage, LlmError),
@@ -61,17 +93,25 @@ enum Attempt {
     FailedEarly(LlmError, Option<(u16, String)>),
 }
 
+/// Protocol corrections one turn may make (each drops a field the server refused, which
+/// stays dropped, so this bound is never reached in practice; it only rules out a loop).
+const MAX_RESENDS: u32 = 8;
+
 pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutcome {
     let mut requests = 0;
     let mut retries = 0;
-    let mut resent = false;
+    let mut resends = 0;
     loop {
-        let request = prepare(ctx.decorators, body);
         requests += 1;
+        let request = prepare(
+            ctx.decorators,
+            body,
+            &format!("{}:a{requests}", ctx.request_id),
+        );
         let attempt = attempt(ctx, &request).await;
         // `shown`: a partial message that was streamed and ended with the error.
         let (error, rejected, shown) = match attempt {
-            Attempt::Done(message) => {
+            Attempt::Done(message, serving) => {
                 if retries > 0 {
                     ctx.emitter.emit(&Event::AutoRetryEnd {
                         success: true,
@@ -83,6 +123,7 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                     message,
                     end: TurnEnd::Completed,
                     requests,
+                    serving,
                 };
             }
             Attempt::Aborted(message) => {
@@ -90,6 +131,7 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                     message,
                     end: TurnEnd::Aborted,
                     requests,
+                    serving: None,
                 };
             }
             // Retried like any transient failure: the partial message has been ended with
@@ -98,13 +140,11 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
             Attempt::FailedAfterProgress(message, error) => (error, None, Some(message)),
             Attempt::FailedEarly(error, rejected) => (error, rejected, None),
         };
-        if let (Some((status, text)), false) = (&rejected, resent)
-            && ctx
-                .decorators
-                .iter()
-                .any(|d| d.resend_after_rejection(*status, text))
+        if let Some((status, text)) = &rejected
+            && resends < MAX_RESENDS
+            && resend_after_rejection(ctx.decorators, *status, text)
         {
-            resent = true;
+            resends += 1;
             continue;
         }
         if error.is_retryable() && retries < ctx.retry.max_retries && !ctx.control.is_aborted() {
@@ -121,7 +161,7 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                 _ = ctx.control.aborted() => {
                     let message = empty_message(ctx, StopReason::Aborted, None);
                     emit_whole(ctx.emitter, &message);
-                    return TurnOutcome { message, end: TurnEnd::Aborted, requests };
+                    return TurnOutcome { message, end: TurnEnd::Aborted, requests, serving: None };
                 }
                 _ = tokio::time::sleep(delay) => continue,
             }
@@ -157,22 +197,33 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
             message,
             end,
             requests,
+            serving: None,
         };
     }
 }
 
-fn prepare(decorators: &[Arc<dyn RequestDecorator>], body: &Value) -> Request {
+/// Whether any decorator corrected itself after a rejection. Every one hears of it (each may
+/// drop its own refused field), so this does not stop at the first.
+fn resend_after_rejection(
+    decorators: &[Arc<dyn RequestDecorator>],
+    status: u16,
+    body: &str,
+) -> bool {
+    let mut resend = false;
+    for decorator in decorators {
+        resend |= decorator.resend_after_rejection(status, body);
+    }
+    resend
+}
+
+/// The request as sent: its id first, so decorators can read it.
+fn prepare(decorators: &[Arc<dyn RequestDecorator>], body: &Value, request_id: &str) -> Request {
     let mut request = Request {
         body: body.clone(),
-        headers: Vec::new(),
+        headers: vec![("x-request-id".to_string(), request_id.to_string())],
     };
     for decorator in decorators {
         decorator.decorate(&mut request.body, &mut request.headers);
-    }
-    if request.header("x-request-id").is_none() {
-        request
-            .headers
-            .push(("x-request-id".to_string(), uuid::Uuid::new_v4().to_string()));
     }
     request
 }
@@ -197,6 +248,11 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
     }
     for decorator in ctx.decorators {
         decorator.accepted();
+    }
+    if let Some(id) = request.header("x-request-id") {
+        for extension in ctx.extensions {
+            extension.request_accepted(id);
+        }
     }
     let mut ttft_ms = None;
 
@@ -247,9 +303,14 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             }
         }
     };
+    let x_request_id = request.header("x-request-id");
+    let mut serving = None;
     let report = |assembled: &Assembled| {
+        serving = assembled
+            .report
+            .serving(assembled.raw_usage.as_ref(), x_request_id);
         let exchange = Exchange {
-            x_request_id: request.header("x-request-id").map(str::to_string),
+            x_request_id: x_request_id.map(str::to_string),
             response_id: assembled.response_id.clone(),
             model: assembled
                 .model
@@ -260,13 +321,17 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             ttft_ms,
             total_ms: started.elapsed().as_secs_f64() * 1000.0,
             usage: assembled.raw_usage.clone(),
+            serving: serving.clone(),
         };
         for extension in ctx.extensions {
             extension.exchange_finished(&exchange);
         }
     };
     match ended {
-        Ended::Done => Attempt::Done(streaming.close(assembler, None, report)),
+        Ended::Done => {
+            let message = streaming.close(assembler, None, report);
+            Attempt::Done(message, serving)
+        }
         // Nothing was shown yet (no delta was emitted), so the request can be retried.
         Ended::Failed(error) if !assembler.has_progress() => Attempt::FailedEarly(error, None),
         Ended::Failed(error) => {

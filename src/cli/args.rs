@@ -169,6 +169,36 @@ pub struct RunArgs {
     )]
     pub dynamo_trace_protocol: TraceProtocol,
 
+    /// Dynamo scheduling priority of this run's requests (nvext.agent_hints.priority; higher
+    /// is served first under contention). With --timeout it rises as the budget runs out.
+    #[arg(
+        long,
+        env = "DYN_AGENT_PRIORITY",
+        value_name = "N",
+        allow_hyphen_values = true
+    )]
+    pub priority: Option<i32>,
+
+    /// Dynamo router queue tier (nvext.agent_hints.strict_priority): a higher tier always goes
+    /// ahead of a lower one.
+    #[arg(long, env = "DYN_AGENT_STRICT_PRIORITY", value_name = "N")]
+    pub strict_priority: Option<u32>,
+
+    /// Send Dynamo no nvext.agent_hints (priority, deadline escalation, expected output length,
+    /// speculative prefill).
+    #[arg(long, env = "DYN_AGENT_NO_SERVING_HINTS")]
+    pub no_serving_hints: bool,
+
+    /// Scope Dynamo's prefix cache to this tenant (x-tenant-id): different tenants share no
+    /// cached prefix.
+    #[arg(long, env = "DYN_AGENT_TENANT", value_name = "ID")]
+    pub tenant: Option<String>,
+
+    /// After the run's last answer, tell Dynamo the session is over (a one-token request with
+    /// x-dynamo-session-final), so it can release the session's worker affinity.
+    #[arg(long, env = "DYN_AGENT_SESSION_FINAL")]
+    pub session_final: bool,
+
     /// Register the GitHub tools of this permission profile (read, issues-write, review-write,
     /// repo-write, or one from --profiles-dir). Without it there are no GitHub tools.
     #[arg(long, env = "WORKER_PROFILE", value_name = "NAME")]

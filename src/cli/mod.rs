@@ -196,7 +196,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         name: "DYN_AGENT_PARENT_TRAJECTORY_ID",
         value: args.parent_session_id.clone(),
     };
-    let (settings, dynamo_warnings) = DynamoSettings::from_env(
+    let (mut settings, dynamo_warnings) = DynamoSettings::from_env(
         &with_parent,
         &config.session_id,
         args.dynamo_trace_protocol,
@@ -204,6 +204,28 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         args.trace_file.clone(),
     );
     warnings.extend(dynamo_warnings);
+    settings.hints = crate::dynamo::hints::HintSettings {
+        agent_hints: !args.no_serving_hints,
+        priority: args.priority,
+        strict_priority: args.strict_priority,
+        max_tokens: config.limits.max_tokens,
+        deadline: config.limits.timeout.map(|t| (config.budget_start, t)),
+        tenant: args.tenant.clone(),
+    };
+    settings.session_final = args.session_final;
+    let serving_flags = [
+        ("--priority", args.priority.is_some()),
+        ("--strict-priority", args.strict_priority.is_some()),
+        ("--tenant", args.tenant.is_some()),
+        ("--session-final", args.session_final),
+    ];
+    if !decorate {
+        for (flag, _) in serving_flags.iter().filter(|(_, given)| *given) {
+            warnings.push(format!(
+                "{flag} is for the dynamo provider; this run's model is not served by Dynamo"
+            ));
+        }
+    }
     let flags = crate::telemetry::Flags {
         otel: args.otel,
         no_otel: args.no_otel,
@@ -326,6 +348,7 @@ fn session_setup(
         return Ok(loaded.map(|loaded| crate::config::SessionSetup {
             writer: None,
             resumed: Some(resumed_from(&loaded)),
+            prior_entries: loaded.entry_ids.len(),
             history: loaded.messages,
         }));
     }
@@ -337,6 +360,7 @@ fn session_setup(
                     .map_err(|err| format!("--resume {}: {err}", loaded.path.display()))?,
             ),
             resumed: Some(resumed_from(&loaded)),
+            prior_entries: loaded.entry_ids.len(),
             history: loaded.messages,
         },
         None => {
@@ -352,6 +376,7 @@ fn session_setup(
             crate::config::SessionSetup {
                 writer: Some(writer),
                 resumed: None,
+                prior_entries: 0,
                 history: Vec::new(),
             }
         }

@@ -111,6 +111,8 @@ pub struct SessionSetup {
     pub history: Vec<crate::events::Message>,
     /// Set when the run continues an earlier session.
     pub resumed: Option<crate::events::ResumedFrom>,
+    /// Entries the session file already had (0 for a new session); request ids carry it.
+    pub prior_entries: usize,
 }
 
 impl RunConfig {

@@ -1,12 +1,40 @@
-//! Channel A: the agent identity on every model request.
+//! Channel A: the agent identity on every model request, and the serving hints beside it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
+use super::hints::Hints;
 use super::identity::AgentIdentity;
 use super::protocol::ProtocolState;
 use crate::llm::RequestDecorator;
+
+/// What the bridge adds to every request: identity, then hints; counts the requests shaped.
+pub struct BridgeDecorator {
+    pub identity: IdentityDecorator,
+    pub hints: Arc<Hints>,
+    pub sent: AtomicU64,
+}
+
+impl RequestDecorator for BridgeDecorator {
+    fn decorate(&self, body: &mut Value, headers: &mut Vec<(String, String)>) {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        self.identity.decorate(body, headers);
+        self.hints.decorate(body, headers);
+    }
+
+    fn resend_after_rejection(&self, status: u16, body: &str) -> bool {
+        // Both hear of it: a message naming `agent_context` names no hint, and the reverse.
+        let identity = self.identity.resend_after_rejection(status, body);
+        let hint = self.hints.rejected(status, body).is_some();
+        identity || hint
+    }
+
+    fn accepted(&self) {
+        self.identity.accepted();
+    }
+}
 
 pub struct IdentityDecorator {
     identity: AgentIdentity,

@@ -9,7 +9,13 @@
 //!   measured by worker, written locally in Dynamo's trace format; [`perfetto`] turns such a
 //!   trace (or Dynamo's own) into a Chrome/Perfetto timeline.
 //!
-//! Settings come from `DYN_AGENT_*` variables (see [`DynamoSettings::from_env`]).
+//! - Serving ([`hints`]): per-request scheduling hints, the request for Dynamo's serving
+//!   report, and the end-of-session marker ([`session_final`]).
+//! - Joins: every tool record carries the `x-request-id` of the request that asked for the
+//!   call and of the request that carried its result back ([`ToolJoins`]); a subagent started
+//!   by a tool call gets the asking request's id as `DYN_AGENT_PARENT_REQUEST_ID`.
+//!
+//! Settings come from `DYN_AGENT_*` variables (see [`DynamoSettings::from_env`]) and flags.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -20,20 +26,26 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 pub mod decorate;
+pub mod hints;
 pub mod identity;
 mod outbound;
 pub mod perfetto;
 pub mod protocol;
 pub mod records;
 pub mod relay;
+pub mod session_final;
 pub mod trace_file;
 
 use crate::config::Env;
+use crate::events::RunStopReason;
 use crate::events::{ToolCall, ToolEventsTarget, TraceStatus, TraceSummary, now_millis};
-use crate::extension::{Exchange, Extension, Finish, RunOutcome, StatusLine, ToolEnding};
-use crate::llm::RequestDecorator;
+use crate::extension::{
+    Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding, ToolJoins,
+};
+use crate::llm::{RequestDecorator, Transport};
 use crate::sync::LockExt;
-use decorate::IdentityDecorator;
+use decorate::{BridgeDecorator, IdentityDecorator};
+use hints::{HintSettings, Hints};
 use identity::AgentIdentity;
 use protocol::{ProtocolState, Resolved, TraceProtocol};
 use records::{
@@ -58,6 +70,8 @@ const TOPIC_VARS: [&str; 3] = [
     "DYN_AGENT_TRACE_TOOL_EVENTS_ZMQ_TOPIC",
 ];
 const CAPACITY_VAR: &str = "DYN_AGENT_TOOL_EVENTS_QUEUE_CAPACITY";
+/// Set for the processes a tool call starts: the request that asked for the call.
+pub const PARENT_REQUEST_VAR: &str = "DYN_AGENT_PARENT_REQUEST_ID";
 
 #[derive(Debug, Clone)]
 pub struct ToolEventSettings {
@@ -76,6 +90,11 @@ pub struct DynamoSettings {
     pub decorate_requests: bool,
     pub tool_events: Option<ToolEventSettings>,
     pub trace_file: Option<PathBuf>,
+    /// The parent's request whose tool call started this run (`DYN_AGENT_PARENT_REQUEST_ID`).
+    pub parent_request_id: Option<String>,
+    pub hints: HintSettings,
+    /// `--session-final`.
+    pub session_final: bool,
 }
 
 impl DynamoSettings {
@@ -123,6 +142,9 @@ impl DynamoSettings {
             decorate_requests,
             tool_events,
             trace_file,
+            parent_request_id: env.get(PARENT_REQUEST_VAR),
+            hints: HintSettings::default(),
+            session_final: false,
         };
         (settings, warnings)
     }
@@ -133,11 +155,21 @@ impl DynamoSettings {
     }
 }
 
+/// A finished tool call's record, waiting for the request that carries its result back.
+struct HeldRecord {
+    event_type: EventType,
+    time: u64,
+    tool: ToolEvent,
+}
+
 /// The bridge as a run extension.
 pub struct DynamoBridge {
     settings: DynamoSettings,
     protocol: Arc<ProtocolState>,
-    decorator: Option<Arc<CountingDecorator>>,
+    decorator: Option<Arc<BridgeDecorator>>,
+    joins: ToolJoins<HeldRecord>,
+    /// The model connection and model, for the end-of-session marker.
+    model_server: OnceLock<(Arc<dyn Transport>, String)>,
     relay: OnceLock<Relay>,
     relay_error: Mutex<Option<String>>,
     trace: Option<TraceFile>,
@@ -155,8 +187,9 @@ impl DynamoBridge {
             .transpose()?;
         let protocol = Arc::new(ProtocolState::new(settings.protocol));
         let decorator = settings.decorate_requests.then(|| {
-            Arc::new(CountingDecorator {
-                inner: IdentityDecorator::new(settings.identity.clone(), protocol.clone()),
+            Arc::new(BridgeDecorator {
+                identity: IdentityDecorator::new(settings.identity.clone(), protocol.clone()),
+                hints: Arc::new(Hints::new(settings.hints.clone())),
                 sent: AtomicU64::new(0),
             })
         });
@@ -164,6 +197,8 @@ impl DynamoBridge {
             settings,
             protocol,
             decorator,
+            joins: ToolJoins::default(),
+            model_server: OnceLock::new(),
             relay: OnceLock::new(),
             relay_error: Mutex::new(None),
             trace,
@@ -191,27 +226,6 @@ impl DynamoBridge {
         if let Ok(payload) = encoded {
             relay.publish(payload);
         }
-    }
-}
-
-/// The identity decorator, counting the requests it shaped.
-struct CountingDecorator {
-    inner: IdentityDecorator,
-    sent: AtomicU64,
-}
-
-impl RequestDecorator for CountingDecorator {
-    fn decorate(&self, body: &mut serde_json::Value, headers: &mut Vec<(String, String)>) {
-        self.sent.fetch_add(1, Ordering::SeqCst);
-        self.inner.decorate(body, headers);
-    }
-
-    fn resend_after_rejection(&self, status: u16, body: &str) -> bool {
-        self.inner.resend_after_rejection(status, body)
-    }
-
-    fn accepted(&self) {
-        self.inner.accepted();
     }
 }
 
@@ -243,7 +257,29 @@ impl Extension for DynamoBridge {
     }
 
     fn child_env(&self) -> Vec<(String, Option<String>)> {
-        self.settings.identity.child_env()
+        let mut env = self.settings.identity.child_env();
+        env.push((PARENT_REQUEST_VAR.into(), None));
+        env
+    }
+
+    fn call_env(&self, _call: &ToolCall) -> Vec<(String, Option<String>)> {
+        match self.joins.source() {
+            Some(source) => vec![(PARENT_REQUEST_VAR.into(), Some(source))],
+            None => Vec::new(),
+        }
+    }
+
+    fn run_started(&self, info: RunInfo<'_>) {
+        let _ = self
+            .model_server
+            .set((info.transport.clone(), info.model.to_string()));
+    }
+
+    fn request_accepted(&self, request_id: &str) {
+        for mut held in self.joins.consumed(request_id) {
+            held.tool.consumer_request_id = Some(request_id.to_string());
+            self.publish(held.event_type, held.time, &held.tool);
+        }
     }
 
     fn start(&self) {
@@ -261,6 +297,9 @@ impl Extension for DynamoBridge {
     }
 
     fn exchange_finished(&self, exchange: &Exchange) {
+        if let (Some(decorator), Some(usage)) = (&self.decorator, &exchange.usage) {
+            decorator.hints.completed(usage.completion_tokens);
+        }
         let Some(trace) = &self.trace else { return };
         let usage = exchange.usage.as_ref();
         let request_id = exchange
@@ -279,6 +318,7 @@ impl Extension for DynamoBridge {
             request_received_ms: Some(exchange.started_unix_ms),
             ttft_ms: exchange.ttft_ms,
             total_time_ms: Some(exchange.total_ms),
+            parent_request_id: self.settings.parent_request_id.clone(),
         };
         trace.write(&AgentTraceRecord {
             schema: records::AGENT_SCHEMA,
@@ -306,6 +346,9 @@ impl Extension for DynamoBridge {
             duration_ms: None,
             output_bytes: None,
             error_type: None,
+            source_request_id: self.joins.source(),
+            consumer_request_id: None,
+            parent_request_id: self.settings.parent_request_id.clone(),
         };
         self.publish(EventType::ToolStart, now, &event);
     }
@@ -349,17 +392,43 @@ impl Extension for DynamoBridge {
             duration_ms: Some(duration_ms),
             output_bytes: Some(ending.result.text().len() as u64),
             error_type,
+            source_request_id: self.joins.source(),
+            consumer_request_id: None,
+            parent_request_id: self.settings.parent_request_id.clone(),
         };
-        self.publish(event_type, now, &event);
+        // Published once the next request carries the result back (or the run ends).
+        self.joins.hold(HeldRecord {
+            event_type,
+            time: now,
+            tool: event,
+        });
     }
 
-    fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {
+    fn finish(&self, outcome: RunOutcome<'_>) -> Finish<'_> {
+        let stop = outcome.stop_reason;
         Box::pin(async move {
+            for held in self.joins.drain() {
+                self.publish(held.event_type, held.time, &held.tool);
+            }
+            let session_final = self.mark_session_final(stop).await;
+            let hints_refused = self
+                .decorator
+                .as_ref()
+                .map(|d| d.hints.refused())
+                .unwrap_or_default();
+            let mut lines: Vec<StatusLine> = hints_refused
+                .iter()
+                .map(|path| {
+                    StatusLine::Warning(format!(
+                        "Dynamo refused {path} (HTTP 400); this run's requests went on without it"
+                    ))
+                })
+                .collect();
             let counts = match self.relay.get() {
                 Some(relay) => Some(relay.close(RELAY_LINGER).await),
                 None => None,
             };
-            vec![StatusLine::TraceSummary(TraceSummary {
+            lines.push(StatusLine::TraceSummary(TraceSummary {
                 resolved_protocol: self.protocol.resolved().map(Resolved::name),
                 llm_requests: self
                     .decorator
@@ -370,7 +439,29 @@ impl Extension for DynamoBridge {
                 tool_events_unconfirmed: counts.map_or(0, |c| c.unconfirmed),
                 tool_events_error: self.relay_error.lock_or_recover().clone(),
                 trace_file_error: self.trace.as_ref().and_then(TraceFile::error),
-            })]
+                hints_refused,
+                session_final,
+            }));
+            lines
         })
+    }
+}
+
+impl DynamoBridge {
+    /// Sends the end-of-session marker when asked for and due: the run reached the server
+    /// and was not stopped by a signal (which must end the process at once).
+    async fn mark_session_final(&self, stop: RunStopReason) -> Option<crate::events::SessionFinal> {
+        if !self.settings.session_final || stop == RunStopReason::Aborted {
+            return None;
+        }
+        let (transport, model) = self.model_server.get()?;
+        let last = self.joins.source()?;
+        let request = session_final::request(
+            model,
+            &self.settings.identity,
+            self.settings.hints.tenant.as_deref(),
+            &last,
+        );
+        Some(session_final::send(transport.clone(), request).await)
     }
 }

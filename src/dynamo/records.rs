@@ -53,6 +53,16 @@ pub struct ToolEvent {
     pub output_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_type: Option<String>,
+    /// The `x-request-id` of the request whose response asked for the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_request_id: Option<String>,
+    /// The `x-request-id` of the request that carried the result back (terminal records;
+    /// absent when the run ended first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumer_request_id: Option<String>,
+    /// For a subagent: the parent's request whose tool call started this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_request_id: Option<String>,
 }
 
 /// A model request as worker measured it (the `request` of a `request_end` row).
@@ -74,6 +84,9 @@ pub struct RequestMetrics {
     pub ttft_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_time_ms: Option<f64>,
+    /// For a subagent: the parent's request whose tool call started this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_request_id: Option<String>,
 }
 
 /// `dynamo.agent.trace.v1`.
@@ -179,6 +192,9 @@ mod tests {
             duration_ms: Some(5.25),
             output_bytes: Some(4),
             error_type: None,
+            source_request_id: Some("s:r0:t0:a1".into()),
+            consumer_request_id: Some("s:r0:t1:a1".into()),
+            parent_request_id: None,
         }
     }
 
@@ -209,7 +225,8 @@ mod tests {
                 "event_source": "harness",
                 "agent_context": {"session_type_id": "worker", "session_id": "s", "trajectory_id": "t"},
                 "tool": {"tool_call_id": "call-1", "tool_class": "bash", "started_at_unix_ms": 1000,
-                         "ended_at_unix_ms": 1005, "status": "succeeded", "duration_ms": 5.25, "output_bytes": 4}
+                         "ended_at_unix_ms": 1005, "status": "succeeded", "duration_ms": 5.25, "output_bytes": 4,
+                         "source_request_id": "s:r0:t0:a1", "consumer_request_id": "s:r0:t1:a1"}
             })
         );
     }
@@ -222,6 +239,8 @@ mod tests {
             ended_at_unix_ms: None,
             duration_ms: None,
             output_bytes: None,
+            consumer_request_id: None,
+            parent_request_id: Some("p:r0:t3:a1".into()),
             ..end_event()
         };
         let bytes = to_msgpack(&RequestTraceIngress::tool(
@@ -239,7 +258,8 @@ mod tests {
                 "event_time_unix_ms": 1000,
                 "session_id": "t",
                 "parent_session_id": "parent",
-                "tool": {"tool_call_id": "call-1", "tool_class": "bash", "started_at_unix_ms": 1000, "status": "running"}
+                "tool": {"tool_call_id": "call-1", "tool_class": "bash", "started_at_unix_ms": 1000, "status": "running",
+                         "source_request_id": "s:r0:t0:a1", "parent_request_id": "p:r0:t3:a1"}
             })
         );
     }

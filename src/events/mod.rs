@@ -17,13 +17,17 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+mod dynamo;
 mod emitter;
 mod message;
 mod schema;
+mod serving;
 
+pub use dynamo::{SessionFinal, ToolEventsTarget, TraceStatus, TraceSummary};
 pub use emitter::{CollectorSink, Emitter, EventSink, StdoutSink, now_millis, now_rfc3339};
 pub use message::*;
 pub use schema::json_schema;
+pub use serving::{Serving, ServingTotals};
 
 /// Announced in the header as `eventSchema`.
 pub const EVENT_SCHEMA_VERSION: u32 = 1;
@@ -155,6 +159,9 @@ pub enum Event<'a> {
         turn_index: u32,
         message: &'a Message,
         tool_results: &'a [Message],
+        /// How the server served this turn's request (absent when it reported nothing).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        serving: Option<&'a Serving>,
     },
     AutoRetryStart {
         attempt: u32,
@@ -288,51 +295,6 @@ pub struct SkillEntry {
 pub struct SkillProblem {
     pub path: String,
     pub message: String,
-}
-
-/// `trace_status`: how the Dynamo trace bridge is set up for this run.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TraceStatus {
-    /// `auto`, `agent`, `request` or `off`, as configured.
-    pub protocol: &'static str,
-    /// The identity every request and tool event carries (Dynamo's `agent_context`).
-    pub agent_context: Value,
-    /// The identity was rewritten for a subagent.
-    pub subagent_bridge: bool,
-    pub tool_events: Option<ToolEventsTarget>,
-    pub trace_file: Option<std::path::PathBuf>,
-    /// `agent` or `request`, once known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resolved_protocol: Option<&'static str>,
-}
-
-/// Where tool events go over ZeroMQ.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolEventsTarget {
-    pub endpoint: String,
-    pub topic: String,
-    pub queue_capacity: usize,
-}
-
-/// `trace_summary`: what the Dynamo trace bridge did.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TraceSummary {
-    /// `agent` or `request`; `null` when no request settled it.
-    pub resolved_protocol: Option<&'static str>,
-    pub llm_requests: u64,
-    /// Tool events the kernel took: they reach the peer even though the process has exited.
-    pub tool_events_sent: u64,
-    /// Never handed to the socket: full queue, no peer, failed send.
-    pub tool_events_dropped: u64,
-    /// Handed to the socket library but not seen to leave the process before it ended.
-    pub tool_events_unconfirmed: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_events_error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace_file_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -498,6 +460,9 @@ pub struct UsageStats {
     pub llm_requests: u32,
     pub turns: u32,
     pub duration_ms: u64,
+    /// Serving totals, when any request had a serving report (see `turn_end.serving`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serving: Option<ServingTotals>,
     /// Counters of the subsystems riding along (`webCalls`, `webFetchesBlocked`, ...).
     #[serde(flatten)]
     pub counters: std::collections::BTreeMap<String, u64>,

@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use super::serving::ServerReport;
 use super::wire::{ChatChunk, WireUsage};
 use crate::events::{AssistantContent, AssistantMessageEvent, StopReason, ToolCall, Usage};
 
@@ -36,6 +37,7 @@ pub struct Assembler {
     model: Option<String>,
     /// Signatures of thinking blocks, by block index (Anthropic).
     signatures: Vec<(usize, String)>,
+    report: ServerReport,
 }
 
 /// A finished (or stopped) assistant message, minus the fields the caller adds.
@@ -48,6 +50,8 @@ pub struct Assembled {
     pub raw_usage: Option<WireUsage>,
     pub response_id: Option<String>,
     pub model: Option<String>,
+    /// What the server said about serving the request.
+    pub report: ServerReport,
 }
 
 impl Assembler {
@@ -74,6 +78,9 @@ impl Assembler {
         }
         if chunk.usage.is_some() {
             self.usage = chunk.usage;
+        }
+        if let Some(nvext) = &chunk.nvext {
+            self.report.push(nvext);
         }
         let Some(choice) = chunk.choices.into_iter().find(|c| c.index == 0) else {
             return;
@@ -285,6 +292,7 @@ impl Assembler {
             raw_usage: self.usage,
             response_id: self.response_id,
             model: self.model,
+            report: self.report,
         }
     }
 }

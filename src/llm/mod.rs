@@ -18,6 +18,7 @@ mod models;
 pub mod pricing;
 mod record_redact;
 mod retry;
+mod serving;
 mod sse;
 mod transport;
 mod wire;
@@ -28,6 +29,7 @@ pub use decorate::RequestDecorator;
 pub use error::{LlmError, excerpt};
 pub use models::{DiscoveryError, ListedModel, first_model};
 pub use retry::RetryPolicy;
+pub use serving::ServerReport;
 pub use sse::{Liveness, SseItem, SseStream};
 pub use transport::{
     ByteStream, HttpTransport, Request, Response, Transport, TransportError, error_chain,

@@ -135,6 +135,10 @@ pub struct ChatChunk {
     /// Some servers report failures inside the stream.
     #[serde(default)]
     pub error: Option<Value>,
+    /// Dynamo's response extension: which worker served the request and its timing (see
+    /// `serving.rs`).
+    #[serde(default)]
+    pub nvext: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -23,8 +23,12 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
-use crate::events::{AssistantMessage, ExtensionStatus, RunStopReason, StopReason, ToolCall};
-use crate::extension::{Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding};
+use crate::events::{
+    AssistantMessage, ExtensionStatus, RunStopReason, Serving, StopReason, ToolCall,
+};
+use crate::extension::{
+    Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding, ToolJoins,
+};
 use crate::sync::LockExt;
 
 const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -45,6 +49,8 @@ struct State {
     tools: HashMap<String, (Context, Instant)>,
     provider: String,
     model: String,
+    /// The latest exchange's request id and serving report, for its `chat` span.
+    exchange: Option<(Option<String>, Option<Serving>)>,
 }
 
 pub struct Otel {
@@ -57,6 +63,8 @@ pub struct Otel {
     /// The caller's trace (`TRACEPARENT` / `TRACESTATE`), or an empty context.
     parent: Context,
     state: Mutex<State>,
+    /// Finished tool spans, ended once the request carrying their result back is known.
+    joins: ToolJoins<(Context, SystemTime)>,
 }
 
 impl Otel {
@@ -168,6 +176,7 @@ impl Otel {
             meter,
             parent,
             state: Mutex::new(State::default()),
+            joins: ToolJoins::default(),
         })
     }
 
@@ -182,6 +191,44 @@ impl Otel {
             KeyValue::new("gen_ai.request.model", state.model.clone()),
         ]
     }
+}
+
+/// A `chat` span's serving report, as `worker.serving.*` attributes.
+fn serving_attributes(serving: &Serving) -> Vec<KeyValue> {
+    let mut attributes = Vec::new();
+    let mut text = |key: &'static str, value: &Option<String>| {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key, value.clone()));
+        }
+    };
+    text("worker.serving.worker_id", &serving.worker_id);
+    text(
+        "worker.serving.prefill_worker_id",
+        &serving.prefill_worker_id,
+    );
+    for (key, value) in [
+        ("worker.serving.dp_rank", serving.dp_rank),
+        ("worker.serving.cached_tokens", serving.cached_tokens),
+        (
+            "worker.serving.router_queue_depth",
+            serving.router_queue_depth,
+        ),
+    ] {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key, value as i64));
+        }
+    }
+    for (key, value) in [
+        ("worker.serving.ttft_ms", serving.ttft_ms),
+        ("worker.serving.itl_ms", serving.itl_ms),
+        ("worker.serving.queue_ms", serving.queue_ms),
+        ("worker.serving.kv_hit_rate", serving.kv_hit_rate),
+    ] {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key, value));
+        }
+    }
+    attributes
 }
 
 fn stop_name(stop: StopReason) -> &'static str {
@@ -270,7 +317,7 @@ impl Extension for Otel {
     }
 
     fn assistant_finished(&self, _turn: u32, message: &AssistantMessage, requested_at: SystemTime) {
-        let state = self.state();
+        let mut state = self.state();
         let usage = &message.usage;
         let input = usage.input + usage.cache_read;
         if let Some((_, instruments)) = &self.meter {
@@ -320,6 +367,14 @@ impl Extension for Otel {
         if let Some(id) = &message.response_id {
             attributes.push(KeyValue::new("gen_ai.response.id", id.clone()));
         }
+        if let Some((request_id, serving)) = state.exchange.take() {
+            if let Some(id) = request_id {
+                attributes.push(KeyValue::new("worker.request.id", id));
+            }
+            if let Some(serving) = serving {
+                attributes.extend(serving_attributes(&serving));
+            }
+        }
         if usage.cache_read > 0 {
             attributes.push(KeyValue::new(
                 "worker.usage.cache_read_tokens",
@@ -355,6 +410,21 @@ impl Extension for Otel {
         cx.span().end();
     }
 
+    fn exchange_finished(&self, exchange: &Exchange) {
+        self.state().exchange = Some((exchange.x_request_id.clone(), exchange.serving.clone()));
+    }
+
+    fn request_accepted(&self, request_id: &str) {
+        for (cx, ended) in self.joins.consumed(request_id) {
+            let span = cx.span();
+            span.set_attribute(KeyValue::new(
+                "worker.tool.consumer_request_id",
+                request_id.to_string(),
+            ));
+            span.end_with_timestamp(ended);
+        }
+    }
+
     fn tool_started(&self, call: &ToolCall) {
         let Some((_, tracer)) = &self.tracer else {
             self.state()
@@ -373,6 +443,9 @@ impl Extension for Otel {
             KeyValue::new("gen_ai.tool.name", call.name.clone()),
             KeyValue::new("gen_ai.tool.call.id", call.id.clone()),
         ];
+        if let Some(source) = self.joins.source() {
+            attributes.push(KeyValue::new("worker.tool.source_request_id", source));
+        }
         if self.settings.include_content {
             attributes.push(KeyValue::new(
                 "worker.tool.arguments",
@@ -415,7 +488,8 @@ impl Extension for Otel {
             let first_line = text.lines().last().unwrap_or("tool error").to_string();
             span.set_status(Status::error(first_line));
         }
-        span.end();
+        // Ended (at this time) once the next request carries the result back.
+        self.joins.hold((cx, SystemTime::now()));
     }
 
     fn turn_ended(&self, _turn: u32) {
@@ -426,6 +500,9 @@ impl Extension for Otel {
 
     fn finish(&self, outcome: RunOutcome<'_>) -> Finish<'_> {
         {
+            for (cx, ended) in self.joins.drain() {
+                cx.span().end_with_timestamp(ended);
+            }
             let mut state = self.state();
             for (_, (cx, _)) in state.tools.drain() {
                 cx.span().end();

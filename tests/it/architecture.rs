@@ -15,7 +15,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("tools", &["events", "secrets", "sync", "text"]),
     ("llm", &["events", "secrets", "sync", "text"]),
     ("control", &["exit"]),
-    ("extension", &["events", "llm", "tools"]),
+    ("extension", &["events", "llm", "sync", "tools"]),
     ("sandbox", &["events"]),
     ("output", &[]),
     ("session", &["events", "secrets"]),

@@ -222,6 +222,11 @@ fn normalize(events: &[Value]) -> Vec<Value> {
                     match key.as_str() {
                         "timestamp" | "sessionId" | "id" | "durationMs" | "delayMs"
                         | "sessionFile" => *item = Value::Null,
+                        // `<session id>:r0:t1:a1`: the run's own session id, then what repeats.
+                        "requestId" => {
+                            let id = item.as_str().unwrap_or_default();
+                            *item = Value::from(id.split_once(':').map_or(id, |(_, rest)| rest));
+                        }
                         _ => walk(item),
                     }
                 }

@@ -52,7 +52,7 @@ fn auto_switches_to_headers_on_a_400_naming_agent_context_without_a_retry() {
     );
     for later in &requests[1..] {
         assert!(
-            later.body.get("nvext").is_none(),
+            later.body["nvext"].get("agent_context").is_none(),
             "no body identity after the switch"
         );
         assert!(later.headers.contains_key("x-dynamo-session-id"));
@@ -117,11 +117,11 @@ fn fixed_protocols_send_only_their_own_form() {
         json!({"session_type_id": "ci-bot", "session_id": "sess-1", "trajectory_id": "traj-1", "parent_trajectory_id": "traj-0"})
     );
     assert!(!requests[0].headers.contains_key("x-dynamo-session-id"));
-    assert!(requests[1].body.get("nvext").is_none());
+    assert!(requests[1].body["nvext"].get("agent_context").is_none());
     assert_eq!(requests[1].headers["x-dynamo-session-id"], "traj-1");
     assert_eq!(requests[1].headers["x-dynamo-parent-session-id"], "traj-0");
     assert_eq!(run.first("trace_status")["resolvedProtocol"], "request");
-    assert!(requests[2].body.get("nvext").is_none());
+    assert!(requests[2].body["nvext"].get("agent_context").is_none());
     assert!(!requests[2].headers.contains_key("x-dynamo-session-id"));
 }
 
@@ -166,7 +166,11 @@ fn the_openai_provider_gets_no_identity_and_no_trace_lines() {
         &[("OPENAI_BASE_URL", &mock.url)],
     );
     run.assert_code(0);
-    assert!(mock.requests()[0].body.get("nvext").is_none());
+    assert!(
+        mock.requests()[0].body["nvext"]
+            .get("agent_context")
+            .is_none()
+    );
     assert!(
         !mock.requests()[0]
             .headers

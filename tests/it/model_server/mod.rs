@@ -74,7 +74,7 @@ fn streamed_text_ends_with_exit_0_and_a_usage_snapshot() {
 }
 
 #[test]
-fn the_request_is_a_streaming_chat_completion_with_tools_and_a_fresh_request_id() {
+fn the_request_is_a_streaming_chat_completion_with_tools_and_a_derived_request_id() {
     let dir = workspace();
     let mock = MockLlm::start(vec![call("c1", "ls", "{}"), answer("done")]);
     let run = run_dynamo(dir.path(), &mock.url, &["--max-tokens", "99"], "look");
@@ -125,8 +125,17 @@ fn the_request_is_a_streaming_chat_completion_with_tools_and_a_fresh_request_id(
         .iter()
         .map(|r| &r.headers["x-request-id"])
         .collect();
-    assert_ne!(ids[0], ids[1]);
-    assert_eq!(ids[0].len(), 36, "a UUID");
+    let session = run.events[0]["id"].as_str().unwrap();
+    assert_eq!(
+        ids,
+        [
+            &format!("{session}:r0:t0:a1"),
+            &format!("{session}:r0:t1:a1")
+        ]
+    );
+    // The id the request carried is the one its turn reports.
+    let turn_ends = run.all("turn_end");
+    assert_eq!(turn_ends[1]["serving"]["requestId"], ids[1].as_str());
     // One keep-alive connection serves the whole run.
     assert_eq!(requests[0].peer, requests[1].peer);
 }
