@@ -116,9 +116,10 @@ fn perfetto(input: &std::path::Path, output: &std::path::Path) -> ExitStatus {
             };
             let _ = writeln!(
                 std::io::stdout(),
-                "wrote {}: {} slices, {} session(s), {} trajectories{skipped}",
+                "wrote {}: {} slices, {} flows, {} session(s), {} trajectories{skipped}",
                 output.display(),
                 summary.slices,
+                summary.flows,
                 summary.sessions,
                 summary.trajectories,
             );

@@ -7,6 +7,11 @@
 //! `tool_start` without a terminal record becomes an instant marker. Both record schemas are
 //! read: `dynamo.agent.trace.v1` (session and trajectory ids) and `dynamo.request.trace.v1`
 //! (session ids only, shown under one process).
+//!
+//! Flows (arrows) join the slices: from a model request to each tool call its response asked
+//! for (the tool record's `source_request_id`), and from a tool call to the request that
+//! carried its result back (`consumer_request_id`), matched by the request rows'
+//! `x_request_id`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,6 +40,39 @@ pub struct Summary {
     pub sessions: usize,
     pub trajectories: usize,
     pub skipped_lines: usize,
+    /// Arrows drawn between request and tool slices.
+    pub flows: usize,
+}
+
+/// Where a slice is: (pid, tid, start ms, duration ms).
+type SliceAt = (usize, usize, f64, f64);
+
+/// The arrows between request and tool slices, as Chrome flow events (`s` then `f`). An
+/// arrow leaves from just inside its slice's end and lands on the next slice's start.
+fn flows(
+    requests: &HashMap<String, SliceAt>,
+    tools: &[(SliceAt, Option<String>, Option<String>)],
+) -> Vec<Value> {
+    let mut events = Vec::new();
+    let mut arrow = |from: SliceAt, to: SliceAt, name: &str| {
+        let id = events.len() / 2 + 1;
+        let leave = from.2 + (from.3 - 0.001).max(0.0);
+        events.push(json!({"ph": "s", "id": id, "cat": "join", "name": name,
+                           "ts": leave * 1000.0, "pid": from.0, "tid": from.1}));
+        events.push(
+            json!({"ph": "f", "bp": "e", "id": id, "cat": "join", "name": name,
+                           "ts": to.2 * 1000.0, "pid": to.0, "tid": to.1}),
+        );
+    };
+    for (tool, source, consumer) in tools {
+        if let Some(request) = source.as_ref().and_then(|id| requests.get(id)) {
+            arrow(*request, *tool, "asked");
+        }
+        if let Some(request) = consumer.as_ref().and_then(|id| requests.get(id)) {
+            arrow(*tool, *request, "answered");
+        }
+    }
+    events
 }
 
 pub fn convert_file(input: &Path, output: &Path) -> Result<Summary, PerfettoError> {
@@ -100,6 +138,9 @@ pub fn convert(text: &str) -> (Value, Summary) {
     let mut events: Vec<Value> = Vec::new();
     let mut open_starts: HashMap<(usize, usize, String), (f64, String)> = HashMap::new();
     let mut summary = Summary::default();
+    let mut requests: HashMap<String, SliceAt> = HashMap::new();
+    let mut tools: Vec<(SliceAt, Option<String>, Option<String>)> = Vec::new();
+    let text_of = |value: &Value| value.as_str().map(str::to_string);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Ok(value) = serde_json::from_str::<Value>(line) else {
             summary.skipped_lines += 1;
@@ -121,6 +162,9 @@ pub fn convert(text: &str) -> (Value, Summary) {
                     .as_f64()
                     .unwrap_or(event_time - total);
                 let model = request["model"].as_str().unwrap_or("model");
+                if let Some(id) = text_of(&request["x_request_id"]) {
+                    requests.insert(id, (pid, tid, start, total));
+                }
                 events.push(slice(
                     pid,
                     tid,
@@ -151,6 +195,11 @@ pub fn convert(text: &str) -> (Value, Summary) {
                     .unwrap_or(event_time - start)
                     .max(0.0);
                 let class = tool["tool_class"].as_str().unwrap_or("tool");
+                tools.push((
+                    (pid, tid, start, duration),
+                    text_of(&tool["source_request_id"]),
+                    text_of(&tool["consumer_request_id"]),
+                ));
                 events.push(slice(
                     pid,
                     tid,
@@ -171,6 +220,9 @@ pub fn convert(text: &str) -> (Value, Summary) {
         }));
     }
     summary.slices = events.len();
+    let arrows = flows(&requests, &tools);
+    summary.flows = arrows.len() / 2;
+    events.extend(arrows);
     events.sort_by(|a, b| {
         a["ts"]
             .as_f64()
@@ -279,7 +331,8 @@ mod tests {
                 slices: 3,
                 sessions: 1,
                 trajectories: 2,
-                skipped_lines: 1
+                skipped_lines: 1,
+                flows: 0,
             }
         );
         let events = trace["traceEvents"].as_array().unwrap();
@@ -307,6 +360,59 @@ mod tests {
                 ("llm tiny", 1_000_000.0, 30_000.0, 1),
                 ("bash", 1_040_000.0, 10_000.0, 1),
                 ("read (no end record)", 1_060_000.0, -1.0, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn flows_join_a_tool_to_the_request_that_asked_and_the_one_that_answered() {
+        let request = |id: &str, start: u64| {
+            json!({"event": {"schema": AGENT_SCHEMA, "event_type": "request_end", "event_time_unix_ms": start + 20,
+                   "agent_context": ctx("root", None),
+                   "request": {"request_id": id, "x_request_id": id, "model": "m", "request_received_ms": start, "total_time_ms": 20.0}}})
+        };
+        let tool = json!({"event": {"schema": AGENT_SCHEMA, "event_type": "tool_end", "event_time_unix_ms": 1040,
+                          "agent_context": ctx("root", None),
+                          "tool": {"tool_call_id": "c1", "tool_class": "bash", "started_at_unix_ms": 1025, "duration_ms": 15.0,
+                                   "source_request_id": "s:r0:t0:a1", "consumer_request_id": "s:r0:t1:a1"}}});
+        // A tool whose requests are not in the trace gets no arrow.
+        let stray = json!({"event": {"schema": AGENT_SCHEMA, "event_type": "tool_end", "event_time_unix_ms": 1100,
+                           "agent_context": ctx("root", None),
+                           "tool": {"tool_call_id": "c9", "tool_class": "ls", "started_at_unix_ms": 1090, "duration_ms": 1.0,
+                                    "source_request_id": "elsewhere"}}});
+        let text = [
+            request("s:r0:t0:a1", 1000),
+            tool,
+            request("s:r0:t1:a1", 1045),
+            stray,
+        ]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+        let (trace, summary) = convert(&text);
+        assert_eq!(summary.flows, 2);
+        let arrows: Vec<(String, &str, f64)> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["cat"] == "join")
+            .map(|e| {
+                (
+                    format!("{}{}", e["ph"].as_str().unwrap(), e["id"]),
+                    e["name"].as_str().unwrap(),
+                    e["ts"].as_f64().unwrap() / 1000.0,
+                )
+            })
+            .collect();
+        // Out of the first request's end into the tool's start; out of the tool's end into
+        // the second request's start.
+        assert_eq!(
+            arrows,
+            [
+                ("s1".to_string(), "asked", 1019.999),
+                ("f1".to_string(), "asked", 1025.0),
+                ("s2".to_string(), "answered", 1039.999),
+                ("f2".to_string(), "answered", 1045.0),
             ]
         );
     }

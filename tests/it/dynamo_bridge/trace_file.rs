@@ -166,6 +166,18 @@ fn a_root_child_grandchild_chain_lands_as_three_linked_trajectories() {
         json!({"session_type_id": "worker", "session_id": root_session, "trajectory_id": "r2:fixer:0", "parent_trajectory_id": "r1:scout:0"})
     );
 
+    // The child names the root's request whose bash call started it, on every record.
+    let asking = format!("{root_session}:r0:t0:a1");
+    for row in trace_lines(&d.join("child-trace.jsonl")) {
+        let event = &row["event"];
+        let body = if event["event_type"] == "request_end" {
+            &event["request"]
+        } else {
+            &event["tool"]
+        };
+        assert_eq!(body["parent_request_id"], asking.as_str(), "{row}");
+    }
+
     // The three traces together: one session, three tracks.
     let all: String = [
         "root-trace.jsonl",
@@ -184,7 +196,7 @@ fn a_root_child_grandchild_chain_lands_as_three_linked_trajectories() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "wrote all.perfetto.json: 9 slices, 1 session(s), 3 trajectories\n"
+        "wrote all.perfetto.json: 9 slices, 6 flows, 1 session(s), 3 trajectories\n"
     );
     let chrome: Value =
         serde_json::from_slice(&std::fs::read(d.join("all.perfetto.json")).unwrap()).unwrap();
