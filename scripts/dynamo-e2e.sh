@@ -19,7 +19,7 @@ bin=$(printf '%s\n' "$build_log" | sed -n 's/.*Executable tests\/it\/main.rs (\(
 
 # Only the ignored tests of the dynamo_e2e module; a filter that matched none would pass
 # silently, so the count is checked.
-tests=(dynamo_e2e:: --ignored --test-threads=1)
+tests=(dynamo_e2e:: --ignored --test-threads=1 --nocapture)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if unshare -n true 2>/dev/null; then

@@ -214,6 +214,7 @@ impl DynamoBridge {
         let Some(relay) = self.relay.get() else {
             return;
         };
+        let tool = &tool.for_ingest();
         let encoded = match self.protocol.for_tool_records() {
             Some(Resolved::Agent) => {
                 records::to_msgpack(&AgentTraceRecord::tool(event_type, time, identity, tool))
@@ -456,12 +457,13 @@ impl DynamoBridge {
         }
         let (transport, model) = self.model_server.get()?;
         let last = self.joins.source()?;
-        let request = session_final::request(
-            model,
-            &self.settings.identity,
-            self.settings.hints.tenant.as_deref(),
-            &last,
-        );
+        let mut request =
+            session_final::request(model, self.settings.hints.tenant.as_deref(), &last);
+        if let Some(decorator) = &self.decorator {
+            decorator
+                .identity
+                .decorate(&mut request.body, &mut request.headers);
+        }
         Some(session_final::send(transport.clone(), request).await)
     }
 }

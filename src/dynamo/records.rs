@@ -65,6 +65,20 @@ pub struct ToolEvent {
     pub parent_request_id: Option<String>,
 }
 
+impl ToolEvent {
+    /// The record as sent to Dynamo's ZeroMQ ingest. Dynamo 1.2.1 and 1.6.1 accept extra
+    /// tool fields but leave them out of their trace rows (the e2e suite checks this), so
+    /// the join keys stay in worker's own trace file and OTEL, and cost the wire nothing.
+    pub fn for_ingest(&self) -> ToolEvent {
+        ToolEvent {
+            source_request_id: None,
+            consumer_request_id: None,
+            parent_request_id: None,
+            ..self.clone()
+        }
+    }
+}
+
 /// A model request as worker measured it (the `request` of a `request_end` row).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestMetrics {

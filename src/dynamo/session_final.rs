@@ -4,8 +4,9 @@
 //! Dynamo reads the marker from the `x-dynamo-session-final: true` header of a request, and a
 //! request is the only way to send it. The cheapest request it accepts is a one-character
 //! prompt with `max_tokens: 1`, not streamed: one prefill of a few tokens and one decode
-//! step, on the session's own worker. It carries the session's identity headers, and its
-//! `x-request-id` is the run's last request id plus `:final`. It gets
+//! step, on the session's own worker. It carries the session's identity as every request
+//! does (headers, or Dynamo 1.2.x's body field), and its `x-request-id` is the run's last
+//! request id plus `:final`. It gets
 //! [`SESSION_FINAL_TIMEOUT`]; a failure is reported in `trace_summary.sessionFinal`, never a
 //! failed run.
 
@@ -15,33 +16,21 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::identity::AgentIdentity;
 use crate::events::SessionFinal;
 use crate::llm::{Request, Transport};
 
 pub const SESSION_FINAL_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The marker request for the session whose last request was `last_request_id`.
-pub fn request(
-    model: &str,
-    identity: &AgentIdentity,
-    tenant: Option<&str>,
-    last_request_id: &str,
-) -> Request {
+/// The marker request for the session whose last request was `last_request_id`, before the
+/// identity is added.
+pub fn request(model: &str, tenant: Option<&str>, last_request_id: &str) -> Request {
     let mut headers = vec![
         (
             "x-request-id".to_string(),
             format!("{last_request_id}:final"),
         ),
-        (
-            "x-dynamo-session-id".to_string(),
-            identity.trajectory_id.clone(),
-        ),
         ("x-dynamo-session-final".to_string(), "true".to_string()),
     ];
-    if let Some(parent) = &identity.parent_trajectory_id {
-        headers.push(("x-dynamo-parent-session-id".to_string(), parent.clone()));
-    }
     if let Some(tenant) = tenant {
         headers.push(("x-tenant-id".to_string(), tenant.to_string()));
     }
@@ -97,20 +86,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_marker_is_a_one_token_request_with_the_session_headers() {
-        let identity = AgentIdentity {
-            session_type_id: "worker".into(),
-            session_id: "tree".into(),
-            trajectory_id: "traj".into(),
-            parent_trajectory_id: Some("parent".into()),
-        };
-        let request = request("m", &identity, Some("acme"), "s:r0:t2:a1");
+    fn the_marker_is_a_one_token_request() {
+        let request = request("m", Some("acme"), "s:r0:t2:a1");
         assert_eq!(request.body["max_tokens"], 1);
         assert_eq!(request.body["stream"], false);
         assert_eq!(request.header("x-request-id"), Some("s:r0:t2:a1:final"));
-        assert_eq!(request.header("x-dynamo-session-id"), Some("traj"));
         assert_eq!(request.header("x-dynamo-session-final"), Some("true"));
-        assert_eq!(request.header("x-dynamo-parent-session-id"), Some("parent"));
         assert_eq!(request.header("x-tenant-id"), Some("acme"));
     }
 }

@@ -13,6 +13,12 @@
 //! with the ZeroMQ tee pointed at Dynamo's ingest: every tool call must appear in Dynamo's
 //! trace, on the same trajectory, after the request that asked for it, and a subagent
 //! started from bash must land with its rewritten trajectory and parent.
+//!
+//! Serving: a run with every hint and `--session-final` must not fail over a hint, must
+//! report the worker Dynamo says served it, and must end its session in Dynamo's trace; a
+//! five-turn task through the forwarding server, with hints and without, prints the share
+//! of prompt tokens Dynamo served from its prefix cache on turns 2 and later (the stack
+//! routes by KV overlap over two mocker workers).
 
 use std::path::Path;
 
@@ -225,6 +231,7 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
             answer("done"),
         ],
     );
+    let local = ws.path().join("tools-trace.jsonl");
     let run = run_worker(
         ws.path(),
         &[
@@ -232,6 +239,8 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
             &format!("dynamo/{}", stack.model),
             "--max-tokens",
             "8",
+            "--trace-file",
+            local.to_str().unwrap(),
         ],
         "use some tools",
         &[
@@ -327,6 +336,51 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
             }
         );
     }
+    // Join keys: each call names the request that asked for it and the one that carried its
+    // result back, in worker's trace and, where Dynamo keeps them, in Dynamo's.
+    // The requests the server accepted, in order (on 1.6.1 turn 0's first attempt is refused
+    // for its body identity, so its accepted request is attempt 2).
+    let accepted: Vec<String> = local_rows(&local)
+        .iter()
+        .filter(|r| r["event"]["event_type"] == "request_end")
+        .map(|r| {
+            r["event"]["request"]["x_request_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let session = run.events[0]["id"].as_str().unwrap();
+    assert!(
+        accepted.iter().all(|id| id.starts_with(session)),
+        "{accepted:?}"
+    );
+    let keys = |tool: &Value| {
+        (
+            tool["source_request_id"].as_str().map(str::to_string),
+            tool["consumer_request_id"].as_str().map(str::to_string),
+        )
+    };
+    for (call_id, turn) in [("call-bash", 0), ("call-read", 0), ("call-missing", 1)] {
+        let expected = (
+            Some(accepted[turn].clone()),
+            Some(accepted[turn + 1].clone()),
+        );
+        let ours = local_rows(&local)
+            .into_iter()
+            .find(|r| {
+                r["event"]["tool"]["tool_call_id"] == call_id
+                    && r["event"]["event_type"] != "tool_start"
+            })
+            .unwrap();
+        assert_eq!(
+            keys(&ours["event"]["tool"]),
+            expected,
+            "{version}: {call_id}"
+        );
+    }
+    dynamo_drops_extra_tool_fields(stack);
+
     // The subagent started from bash: its own trajectory, this run as its parent.
     let child = of_type(&rows, "request_end", "e2e:helper:0");
     assert_eq!(child.len(), 1, "{version}: the subagent's request row");
@@ -339,11 +393,251 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
     }
 }
 
+/// Dynamo ingests a tool record with extra fields but leaves them out of its row, which is
+/// why the bridge keeps the join keys out of what it sends. Should a version keep them, this
+/// fails, and the bridge should send them.
+fn dynamo_drops_extra_tool_fields(stack: &Stack) {
+    use worker::dynamo::identity::AgentIdentity;
+    use worker::dynamo::records::*;
+    let version = stack.version;
+    let identity = AgentIdentity {
+        session_type_id: "worker".into(),
+        session_id: "probe".into(),
+        trajectory_id: format!("extra-fields-{version}"),
+        parent_trajectory_id: None,
+    };
+    let now = worker::events::now_millis();
+    let tool = ToolEvent {
+        tool_call_id: "probe-call".into(),
+        tool_class: "bash".into(),
+        started_at_unix_ms: Some(now),
+        ended_at_unix_ms: Some(now + 1),
+        status: Some(ToolStatus::Succeeded),
+        duration_ms: Some(1.0),
+        output_bytes: Some(1),
+        error_type: None,
+        source_request_id: Some("probe:r0:t0:a1".into()),
+        consumer_request_id: Some("probe:r0:t1:a1".into()),
+        parent_request_id: Some("parent:r0:t0:a1".into()),
+    };
+    let payload = if version == "1.2.1" {
+        to_msgpack(&AgentTraceRecord::tool(
+            EventType::ToolEnd,
+            now + 1,
+            &identity,
+            &tool,
+        ))
+    } else {
+        to_msgpack(&RequestTraceIngress::tool(
+            EventType::ToolEnd,
+            now + 1,
+            &identity,
+            &tool,
+        ))
+    }
+    .unwrap();
+    let counts = block_on(async {
+        let relay =
+            worker::dynamo::relay::Relay::start(&stack.ingest(), worker::dynamo::DEFAULT_TOPIC, 16)
+                .unwrap();
+        relay.publish(payload);
+        // Let the connection come up before closing (close drops what an unconnected relay
+        // holds).
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        relay.close(std::time::Duration::from_secs(2)).await
+    });
+    assert_eq!(counts.dropped, 0, "{version}: {counts:?}");
+    let rows = stack.rows_until(|rows| {
+        rows.iter()
+            .any(|r| r["event"]["tool"]["tool_call_id"] == "probe-call")
+    });
+    let row = rows
+        .iter()
+        .find(|r| r["event"]["tool"]["tool_call_id"] == "probe-call")
+        .unwrap_or_else(|| panic!("{version}: the record with extra fields was not ingested"));
+    let kept: Vec<&str> = [
+        "source_request_id",
+        "consumer_request_id",
+        "parent_request_id",
+    ]
+    .into_iter()
+    .filter(|key| row["event"]["tool"].get(*key).is_some())
+    .collect();
+    println!("dynamo {version}: a tool record with join keys is ingested; its row keeps {kept:?}");
+    assert!(
+        kept.is_empty(),
+        "{version} keeps {kept:?}: send the join keys over ZeroMQ"
+    );
+}
+
+/// Every hint, the serving report and the end-of-session marker against Dynamo itself.
+fn serving_run(stack: &Stack) {
+    let version = stack.version;
+    let ws = tempfile::tempdir().unwrap();
+    let trajectory = format!("serving-{version}");
+    let run = run_worker(
+        ws.path(),
+        &[
+            "--model",
+            "dynamo/default",
+            "--max-tokens",
+            "8",
+            "--priority",
+            "3",
+            "--strict-priority",
+            "1",
+            "--timeout",
+            "60s",
+            "--session-final",
+        ],
+        "hello world",
+        &[
+            ("DYNAMO_BASE_URL", &stack.url()),
+            ("DYN_AGENT_TRAJECTORY_ID", &trajectory),
+        ],
+    );
+    // The mocker stops at max_tokens (exit 1, as in the direct run); no hint failed it.
+    run.assert_code(1);
+    assert_eq!(run.first("agent_end")["stopReason"], "length", "{version}");
+    assert!(run.all("auto_retry_start").is_empty(), "{version}");
+    let summary = run.first("trace_summary");
+    assert!(
+        summary.get("hintsRefused").is_none(),
+        "{version}: refused {}",
+        summary["hintsRefused"]
+    );
+    assert_eq!(summary["sessionFinal"]["status"], 200, "{version}");
+    let serving = &run.first("turn_end")["serving"];
+    println!("dynamo {version}: turn_end.serving = {serving}");
+    let worker_id = serving["workerId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{version}: no workerId in {serving}"));
+    assert!(serving["ttftMs"].is_number(), "{version}: {serving}");
+    // Attempt 2 on 1.6.1, which refuses the first attempt's body identity.
+    let session = run.events[0]["id"].as_str().unwrap();
+    let request_id = serving["requestId"].as_str().unwrap().to_string();
+    assert!(
+        request_id.starts_with(&format!("{session}:r0:t0:a")),
+        "{request_id}"
+    );
+
+    let final_id = format!("{request_id}:final");
+    let rows = stack.rows_until(|rows| {
+        rows.iter()
+            .any(|r| r["event"]["request"]["x_request_id"] == final_id.as_str())
+    });
+    let row = |id: &str| {
+        rows.iter()
+            .find(|r| r["event"]["request"]["x_request_id"] == id)
+            .unwrap_or_else(|| panic!("{version}: no row for {id}\n{}", stack.logs()))
+    };
+    // The worker reported on turn_end is the one Dynamo's own trace names.
+    let decode = &row(&request_id)["event"]["request"]["worker"]["decode_worker_id"];
+    assert_eq!(decode.to_string(), worker_id, "{version}");
+    let marker = row(&final_id);
+    assert_eq!(marker["event"]["request"]["output_tokens"], 1, "{version}");
+    if version != "1.2.1" {
+        assert_eq!(
+            marker["event"]["agent_context"]["session_final"], true,
+            "{version}: Dynamo read the end of the session"
+        );
+    }
+}
+
+/// A five-turn task through the forwarding server; returns the share of prompt tokens
+/// Dynamo served from cache on turns 2 and later, by its own trace.
+fn cache_run(stack: &Stack, hints: bool) -> f64 {
+    let version = stack.version;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n".repeat(40)).unwrap();
+    let trajectory = format!("cache-{version}-{}", if hints { "hints" } else { "plain" });
+    let forwarder = MockLlm::start_forwarding(
+        &stack.url(),
+        vec![
+            call("c1", "read", r#"{"path":"a.txt"}"#),
+            call("c2", "ls", "{}"),
+            call("c3", "bash", r#"{"command":"echo one; echo two"}"#),
+            call("c4", "grep", r#"{"pattern":"alpha","path":"."}"#),
+            answer("done"),
+        ],
+    );
+    let mut args = vec![
+        "--model".to_string(),
+        format!("dynamo/{}", stack.model),
+        "--max-tokens".to_string(),
+        "8".to_string(),
+    ];
+    if !hints {
+        args.push("--no-serving-hints".to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run_worker(
+        ws.path(),
+        &args,
+        "look around this project",
+        &[
+            ("DYNAMO_BASE_URL", &forwarder.url),
+            ("DYN_AGENT_TRAJECTORY_ID", &trajectory),
+        ],
+    );
+    run.assert_code(0);
+    let session = run.events[0]["id"].as_str().unwrap().to_string();
+    let ours = |r: &Value| {
+        r["event"]["request"]["x_request_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with(&format!("{session}:r0:t")))
+    };
+    let rows = stack.rows_until(|rows| rows.iter().filter(|r| ours(r)).count() == 5);
+    let mut turns: Vec<&Value> = rows.iter().filter(|r| ours(r)).collect();
+    assert_eq!(turns.len(), 5, "{version}: five request rows");
+    turns.sort_by_key(|r| {
+        r["event"]["request"]["x_request_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    });
+    let count = |r: &Value, key: &str| r["event"]["request"][key].as_u64().unwrap_or(0);
+    let (cached, input) = turns[1..].iter().fold((0, 0), |(c, i), r| {
+        (c + count(r, "cached_tokens"), i + count(r, "input_tokens"))
+    });
+    let workers: std::collections::BTreeSet<String> = turns
+        .iter()
+        .map(|r| r["event"]["request"]["worker"]["decode_worker_id"].to_string())
+        .collect();
+    let others = rows
+        .iter()
+        .filter(|r| {
+            identity(r).0.as_deref() == Some(trajectory.as_str())
+                && r["event"]["event_type"] == "request_end"
+                && !ours(r)
+        })
+        .count();
+    let ratio = cached as f64 / input.max(1) as f64;
+    println!(
+        "dynamo {version}: hints {}: turns 2-5 served {cached} of {input} prompt tokens from cache ({:.1}%), on {} worker(s); {others} other request row(s) on the session",
+        if hints { "on" } else { "off" },
+        ratio * 100.0,
+        workers.len()
+    );
+    ratio
+}
+
 fn exercise(version: &'static str, expected_protocol: &str) {
     let cache = cache();
     let stack = Stack::boot(&cache, version);
     direct_run(&stack, expected_protocol);
     tool_run(&stack, expected_protocol);
+    serving_run(&stack);
+    for hints in [true, false] {
+        let ratio = cache_run(&stack, hints);
+        // Each request extends the one before byte for byte: the prefix cache serves most
+        // of every later prompt.
+        assert!(
+            ratio > 0.5,
+            "{version}: only {:.1}% of later prompts came from cache",
+            ratio * 100.0
+        );
+    }
 }
 
 #[test]

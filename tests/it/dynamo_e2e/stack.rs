@@ -87,8 +87,9 @@ impl Stack {
             "tcp",
             "--event-plane",
             "zmq",
+            // KV-aware routing over two workers: a request goes where its prefix is cached.
             "--router-mode",
-            "round-robin",
+            "kv",
         ]);
         common(&mut frontend);
         if version == "1.2.1" {
@@ -131,6 +132,8 @@ impl Stack {
             "zmq",
             "--speedup-ratio",
             "10",
+            "--num-workers",
+            "2",
         ]);
         common(&mut mocker);
         mocker.env("DYN_SYSTEM_PORT", system_port.to_string());
