@@ -15,7 +15,7 @@
 //! - `x-tenant-id: --tenant`: a tenant-scoped prefix cache.
 //!
 //! None of this may fail a run. Dynamo 1.3+ answers a field it does not know with HTTP 400
-//! (`unknown field `osl``): that field is dropped for the rest of the run and the request is
+//! (``unknown field `osl` ``): that field is dropped for the rest of the run and the request is
 //! sent again at once, one resend per field, so it can never loop. Dynamo 1.2.x ignores what
 //! it does not know. The fields dropped are reported in `trace_summary.hintsRefused` and
 //! on stderr.
