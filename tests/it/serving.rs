@@ -477,3 +477,41 @@ fn serving_flags_for_another_provider_are_a_warning() {
         run.stderr
     );
 }
+
+#[test]
+fn the_hints_are_the_same_in_every_trace_protocol() {
+    for protocol in ["agent", "request", "off"] {
+        let mock = MockLlm::start(vec![answer("done")]);
+        let (_dir, run) = dynamo(
+            &mock,
+            &["--dynamo-trace-protocol", protocol, "--priority", "2"],
+            &[],
+        );
+        run.assert_code(0);
+        let request = &mock.requests()[0];
+        let nvext = &request.body["nvext"];
+        assert_eq!(
+            nvext["agent_hints"],
+            json!({"priority": 2, "speculative_prefill": true}),
+            "{protocol}"
+        );
+        assert_eq!(
+            nvext["extra_fields"],
+            json!(["worker_id", "timing"]),
+            "{protocol}"
+        );
+        // The identity beside them, in the protocol's own form.
+        assert_eq!(
+            (
+                nvext.get("agent_context").is_some(),
+                request.headers.contains_key("x-dynamo-session-id")
+            ),
+            match protocol {
+                "agent" => (true, false),
+                "request" => (false, true),
+                _ => (false, false),
+            },
+            "{protocol}"
+        );
+    }
+}

@@ -270,6 +270,13 @@ fn a_run_exports_the_span_tree_metrics_and_joins_the_callers_trace() {
     assert_eq!(int(chat, "gen_ai.usage.input_tokens"), Some(120));
     assert_eq!(int(chat, "gen_ai.usage.output_tokens"), Some(20));
     assert_eq!(int(chat, "worker.usage.cache_read_tokens"), Some(64));
+    let session_id = run.events[0]["id"].as_str().unwrap();
+    let (asked, answered) = (
+        format!("{session_id}:r0:t0:a1"),
+        format!("{session_id}:r0:t1:a1"),
+    );
+    assert_eq!(string(chat, "worker.request.id"), Some(asked.clone()));
+    assert_eq!(int(chat, "worker.serving.cached_tokens"), Some(64));
     match attr(chat, "gen_ai.response.finish_reasons") {
         Some(AnyValue::ArrayValue(values)) => assert_eq!(values.values.len(), 1),
         other => panic!("finish reasons: {other:?}"),
@@ -293,6 +300,17 @@ fn a_run_exports_the_span_tree_metrics_and_joins_the_callers_trace() {
         .find(|t| string(t, "gen_ai.tool.call.id").as_deref() == Some("c-ok"))
         .unwrap();
     assert_ne!(ok.status.as_ref().map(|s| s.code), Some(2));
+    // Each call names the request that asked for it and the one that carried its result back.
+    for tool in &tools {
+        assert_eq!(
+            string(tool, "worker.tool.source_request_id"),
+            Some(asked.clone())
+        );
+        assert_eq!(
+            string(tool, "worker.tool.consumer_request_id"),
+            Some(answered.clone())
+        );
+    }
 
     assert_eq!(collector.service_name().as_deref(), Some("ci-worker"));
     assert_eq!(
