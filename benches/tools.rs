@@ -53,6 +53,7 @@ fn context(cwd: &Path) -> ToolContext {
         files: FileLocks::default(),
         leftovers: Leftovers::default(),
         bash: BashSettings::default(),
+        policy: None,
     }
 }
 

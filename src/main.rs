@@ -16,6 +16,10 @@ use worker::cli::{
 use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
+    // `worker __sandbox …`: the sandbox launcher `bash` starts under --sandbox linux.
+    if let Some(code) = worker::sandbox::launch::main_if_launcher() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     // A panic anywhere is reported as worker's own error line, never as a bare trace.
     std::panic::set_hook(Box::new(|info| {
         warn(&format!("internal error: {info}"));

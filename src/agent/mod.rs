@@ -249,8 +249,18 @@ impl Session {
                     .collect(),
                 budget_end: config.limits.timeout.map(|t| config.budget_start + t),
                 secrets: config.secrets.clone(),
+                runner: config
+                    .sandbox
+                    .confinement
+                    .as_ref()
+                    .map(|c| c.runner.clone()),
                 ..BashSettings::default()
             },
+            policy: config
+                .sandbox
+                .confinement
+                .as_ref()
+                .map(|c| c.policy.clone()),
         };
         Session {
             config,

@@ -300,11 +300,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
 
-    /// Where tools run: none (as worker's user, in --cwd). Other backends are refused.
+    /// Where tools run: none (as worker's user, in --cwd) or linux (each command in its own
+    /// user, mount and PID namespace under Landlock: writes only in --cwd and a private temp
+    /// directory, credentials hidden, a scrubbed environment). Other backends are refused.
     #[arg(long, value_name = "BACKEND", default_value = "none", value_parser = crate::sandbox::Backend::parse)]
     pub sandbox: crate::sandbox::Backend,
 
-    /// Image for a VM sandbox; not used by --sandbox none.
+    /// A path --sandbox linux hides from every tool, besides the usual credentials
+    /// (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub sandbox_hide: Vec<PathBuf>,
+
+    /// Image for a VM sandbox; not used by --sandbox none or linux.
     #[arg(long, value_name = "NAME")]
     pub sandbox_image: Option<String>,
 

@@ -171,7 +171,11 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         env: args.sandbox_env.clone(),
         allow_hosts: (!args.allow_host.is_empty()).then(|| args.allow_host.clone()),
         no_network: args.no_network,
+        confinement: None,
     };
+    if args.sandbox == crate::sandbox::Backend::Linux {
+        config.sandbox.confinement = Some(confine(args, env, &config)?);
+    }
     config.session = match session_setup(args, env, &config) {
         Ok(setup) => setup,
         // The default place may be read-only (a container's home): the run goes on unsaved.
@@ -254,6 +258,35 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     available.extend(config.extensions.iter().flat_map(|e| e.tools()));
     crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
     Ok((config, warnings))
+}
+
+/// Sets up `--sandbox linux`, or says why it cannot be (a usage error: exit 2, before any
+/// event).
+fn confine(
+    args: &RunArgs,
+    env: &dyn Env,
+    config: &RunConfig,
+) -> Result<crate::sandbox::Confinement, String> {
+    if args.sandbox_image.is_some() {
+        return Err("--sandbox-image is for VM backends; --sandbox linux needs no image".into());
+    }
+    if !args.allow_host.is_empty() {
+        return Err(
+            "--allow-host is not available with --sandbox linux yet: use --no-network, or leave the network as the host's".into(),
+        );
+    }
+    let mut extra: Vec<PathBuf> = args.sandbox_hide.clone();
+    extra.extend(args.auth_file.clone());
+    extra.extend(env.get("GITHUB_APP_PRIVATE_KEY_PATH").map(PathBuf::from));
+    let hidden =
+        crate::sandbox::hidden_paths(env.get("HOME").map(PathBuf::from).as_deref(), &extra);
+    crate::sandbox::Confinement::prepare(
+        &config.sandbox,
+        &config.cwd,
+        hidden,
+        env.get(crate::sandbox::linux::ASSUME_MISSING_VAR)
+            .as_deref(),
+    )
 }
 
 /// The environment, with one variable given a value when it has none.

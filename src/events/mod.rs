@@ -249,8 +249,17 @@ pub struct SandboxState {
     pub backend: &'static str,
     /// Where tools start.
     pub cwd: String,
-    /// What network commands have: `host` (no restriction).
+    /// What network commands have: `host` (no restriction) or `none`.
     pub network: &'static str,
+    /// `linux`: preflight and setup time, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_ms: Option<f64>,
+    /// `linux`: the variables commands get from worker (names only, never values), before
+    /// the extensions' own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env_keys: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_http_hosts: Option<Vec<String>>,
 }
 
 /// `skills_status`: the Agent Skills offered to the model (name and description in the

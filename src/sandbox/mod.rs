@@ -1,12 +1,22 @@
-//! Where tools run. Today there is one backend, `none`: tools run as worker's own user, in
-//! `--cwd`, with the network the host has. The settings agentic-pi command lines pass for a
-//! VM sandbox (`--sandbox-image`, `--allow-host`, `--no-network`) are accepted; the ones that
-//! would restrict what commands can do cannot be enforced without a sandbox, and
-//! [`Settings::warnings`] says so instead of letting a caller believe otherwise.
+//! Where tools run.
+//!
+//! - `none`: tools run as worker's own user, in `--cwd`, with the network the host has. The
+//!   settings agentic-pi command lines pass for a VM sandbox (`--sandbox-image`,
+//!   `--allow-host`, `--no-network`) are accepted, but cannot be enforced without a sandbox,
+//!   and [`Settings::warnings`] says so instead of letting a caller believe otherwise.
+//! - `linux`: every command runs in its own user, mount and PID namespace under Landlock
+//!   ([`launch`]), with a scrubbed environment; the file tools keep to the same rules
+//!   ([`crate::tools::access`]). [`linux::preflight`] refuses a kernel that cannot do it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::events::{SandboxState, SandboxStatus};
+use crate::tools::Runner;
+use crate::tools::access::PathPolicy;
+
+pub mod launch;
+pub mod linux;
 
 /// A sandbox backend worker can run tools in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -14,18 +24,21 @@ pub enum Backend {
     /// Tools run directly on the host, as worker's user.
     #[default]
     None,
+    /// Namespaces and Landlock around every command.
+    Linux,
 }
 
 /// Backends agentic-pi knows that worker does not provide.
 const FOREIGN: &[&str] = &["gondolin"];
 
 impl Backend {
-    pub const SUPPORTED: &'static str = "none";
+    pub const SUPPORTED: &'static str = "none, linux";
 
     /// Parses `--sandbox`; an unsupported backend is an error naming the supported ones.
     pub fn parse(value: &str) -> Result<Backend, String> {
         match value.trim() {
             "none" => Ok(Backend::None),
+            "linux" => Ok(Backend::Linux),
             other if FOREIGN.contains(&other) => Err(format!(
                 "the {other} backend is not available in worker; supported: {}",
                 Backend::SUPPORTED
@@ -40,6 +53,7 @@ impl Backend {
     pub fn name(self) -> &'static str {
         match self {
             Backend::None => "none",
+            Backend::Linux => "linux",
         }
     }
 }
@@ -85,17 +99,91 @@ pub struct Settings {
     /// Hosts commands may reach; `None`: no restriction asked for.
     pub allow_hosts: Option<Vec<String>>,
     pub no_network: bool,
+    /// Set up for `linux`: what confines the tools.
+    pub confinement: Option<Confinement>,
+}
+
+/// How the `linux` backend confines the tools of a run.
+#[derive(Debug, Clone)]
+pub struct Confinement {
+    pub runner: Runner,
+    pub policy: Arc<PathPolicy>,
+    /// Preflight and setup, in milliseconds.
+    pub create_ms: f64,
+    /// Variables commands get (names only).
+    pub env_keys: Vec<String>,
+}
+
+impl Confinement {
+    /// Checks the kernel, then prepares the runner and the file tools' policy: `cwd` is
+    /// writable, `hidden` unreadable. The error says what the kernel lacks.
+    pub fn prepare(
+        settings: &Settings,
+        cwd: &Path,
+        hidden: Vec<PathBuf>,
+        assume_missing: Option<&str>,
+    ) -> Result<Confinement, String> {
+        let started = std::time::Instant::now();
+        linux::preflight(assume_missing)?;
+        let exe = std::env::current_exe()
+            .map_err(|err| format!("--sandbox linux: cannot find worker's own binary: {err}"))?;
+        // The file tools write only in the working directory (commands also have a private
+        // temp directory, which they name through TMPDIR).
+        let policy = Arc::new(PathPolicy::new(&[cwd.to_path_buf()], &hidden));
+        let mut env_keys: Vec<String> = linux::BASE_ENV
+            .iter()
+            .filter(|key| std::env::var_os(key).is_some())
+            .map(|key| key.to_string())
+            .chain(["TMPDIR".to_string()])
+            .chain(settings.env.iter().map(|(key, _)| key.clone()))
+            .collect();
+        env_keys.sort();
+        env_keys.dedup();
+        let runner = Runner(Arc::new(linux::LinuxRunner {
+            exe,
+            hidden,
+            no_network: settings.no_network,
+        }));
+        Ok(Confinement {
+            runner,
+            policy,
+            create_ms: (started.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0,
+            env_keys,
+        })
+    }
+}
+
+/// Credentials commands must not read: the usual ones under `home`, plus `extra`
+/// (`--auth-file`, the GitHub App key, `--sandbox-hide`).
+pub fn hidden_paths(home: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> = home
+        .map(|home| {
+            linux::HIDDEN_IN_HOME
+                .iter()
+                .map(|rel| home.join(rel))
+                .collect()
+        })
+        .unwrap_or_default();
+    hidden.extend(extra.iter().cloned());
+    hidden
 }
 
 impl Settings {
     /// The `sandbox_status` line.
     pub fn status(&self, cwd: &Path) -> SandboxStatus {
+        let confined = self.confinement.as_ref();
         SandboxStatus {
             backend: self.backend.name(),
             status: SandboxState {
                 backend: self.backend.name(),
                 cwd: cwd.display().to_string(),
-                network: "host",
+                network: match (confined, self.no_network) {
+                    (Some(_), true) => "none",
+                    _ => "host",
+                },
+                create_ms: confined.map(|c| c.create_ms),
+                env_keys: confined.map(|c| c.env_keys.clone()),
+                allowed_http_hosts: confined.and(self.allow_hosts.clone()),
             },
         }
     }
@@ -103,6 +191,9 @@ impl Settings {
     /// What was asked for and cannot be done with this backend.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
+        if self.backend == Backend::Linux {
+            return warnings;
+        }
         if self.no_network {
             warnings.push(
                 "--no-network has no effect with --sandbox none: commands have the host's network"
@@ -127,15 +218,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_none_backend_is_accepted_and_the_error_names_it() {
+    fn none_and_linux_are_accepted_and_the_error_names_them() {
         assert_eq!(Backend::parse("none"), Ok(Backend::None));
+        assert_eq!(Backend::parse("linux"), Ok(Backend::Linux));
         assert_eq!(
             Backend::parse("gondolin").unwrap_err(),
-            "the gondolin backend is not available in worker; supported: none"
+            "the gondolin backend is not available in worker; supported: none, linux"
         );
         assert_eq!(
             Backend::parse("docker").unwrap_err(),
-            "unknown sandbox backend 'docker'; supported: none"
+            "unknown sandbox backend 'docker'; supported: none, linux"
         );
     }
 

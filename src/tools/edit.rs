@@ -12,11 +12,12 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
+use super::access::Access;
 use super::atomic::Encoding;
 use super::edit_match::{Edit, MatchError, apply_edits, first_changed_line};
 use super::files::read_regular;
 use super::write::write_error;
-use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
 pub struct EditTool;
@@ -74,7 +75,7 @@ impl TypedTool for EditTool {
 
     async fn run(&self, args: EditArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let edits = collect_edits(&args)?;
-        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let path = ctx.path(&args.path, Access::Write)?;
         let _guard = ctx.files.lock(&path).await;
         let display = args.path;
         tokio::task::spawn_blocking(move || edit_file(&path, &display, &edits))

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::access::Access;
 use super::args::Count;
 use super::truncate::Listing;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
@@ -50,11 +51,16 @@ impl TypedTool for FindTool {
 
     async fn run(&self, args: FindArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let display = args.path.clone().unwrap_or_else(|| ".".to_string());
-        let root = paths::resolve(&ctx.cwd, &display)?;
+        let root = ctx.path(&display, Access::Read)?;
         let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || find(&root, &display, &args, &|| cancel.is_cancelled()))
-            .await
-            .map_err(|err| ToolError::new(format!("find failed: {err}")))?
+        let policy = ctx.policy.clone();
+        tokio::task::spawn_blocking(move || {
+            find(&root, &display, &args, policy.as_ref(), &|| {
+                cancel.is_cancelled()
+            })
+        })
+        .await
+        .map_err(|err| ToolError::new(format!("find failed: {err}")))?
     }
 }
 
@@ -94,6 +100,7 @@ fn find(
     root: &Path,
     display: &str,
     params: &FindArgs,
+    policy: Option<&std::sync::Arc<super::access::PathPolicy>>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<ToolResult, ToolError> {
     match std::fs::metadata(root) {
@@ -109,7 +116,7 @@ fn find(
         .filter(|n| n.0 > 0)
         .map_or(DEFAULT_LIMIT, |n| n.0 as usize);
     let found: Mutex<Vec<(String, bool)>> = Mutex::new(Vec::new());
-    walk::builder(root).build_parallel().run(|| {
+    walk::builder(root, policy).build_parallel().run(|| {
         let found = &found;
         let pattern = &pattern;
         Box::new(move |entry| {

@@ -17,6 +17,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::access::Access;
 use super::args::{Count, Flag};
 use super::truncate::{Listing, cap_line};
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result, walk};
@@ -64,10 +65,11 @@ impl TypedTool for GrepTool {
 
     async fn run(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let display = args.path.clone().unwrap_or_else(|| ".".to_string());
-        let root = paths::resolve(&ctx.cwd, &display)?;
+        let root = ctx.path(&display, Access::Read)?;
         let cancel = ctx.cancel.clone();
+        let policy = ctx.policy.clone();
         tokio::task::spawn_blocking(move || {
-            search(&root, &display, &args, &|| cancel.is_cancelled())
+            search(&root, &display, &args, policy, &|| cancel.is_cancelled())
         })
         .await
         .map_err(|err| ToolError::new(format!("grep failed: {err}")))?
@@ -89,6 +91,7 @@ fn search(
     root: &Path,
     display: &str,
     params: &GrepArgs,
+    policy: Option<std::sync::Arc<super::access::PathPolicy>>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<ToolResult, ToolError> {
     let matcher = RegexMatcherBuilder::new()
@@ -113,6 +116,7 @@ fn search(
         context: params.context.map_or(0, |n| n.0 as usize),
         skip: 0,
         paged: false,
+        policy,
     };
     run_query(root, display, &query, cancelled)
 }
@@ -130,6 +134,8 @@ pub(super) struct Query {
     pub skip: usize,
     /// More matches are fetched with a cursor (multi_grep), not a larger limit (grep).
     pub paged: bool,
+    /// The sandbox's rules: hidden paths are not searched.
+    pub policy: Option<std::sync::Arc<super::access::PathPolicy>>,
 }
 
 /// Runs a search under `root` (shown to the model as `display`).
@@ -153,7 +159,7 @@ pub(super) fn run_query(
     // The search collects the skipped matches too, then leaves them out of the output.
     let wanted = limit.saturating_add(skip);
 
-    let mut walker = walk::builder(root);
+    let mut walker = walk::builder(root, query.policy.as_ref());
     if !query.globs.is_empty() {
         let base = if root.is_dir() {
             root

@@ -13,12 +13,13 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
+use super::access::Access;
 use super::atomic::Encoding;
 use super::edit_match::first_changed_line;
 use super::files::read_regular;
 use super::hashline::{line_prefix, line_tag, parse_anchor};
 use super::write::write_error;
-use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
 /// Lines shown on each side of a stale anchor.
@@ -115,7 +116,7 @@ impl TypedTool for HashlineEditTool {
                 "Validation failed for tool \"hashline_edit\":\n  - edits: at least one edit is required",
             ));
         }
-        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let path = ctx.path(&args.path, Access::Write)?;
         let _guard = ctx.files.lock(&path).await;
         let display = args.path;
         let edits = args.edits;

@@ -6,9 +6,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::access::Access;
 use super::args::Count;
 use super::truncate::Listing;
-use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
 const DEFAULT_LIMIT: usize = 500;
@@ -38,7 +39,7 @@ impl TypedTool for LsTool {
 
     async fn run(&self, args: LsArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let display = args.path.unwrap_or_else(|| ".".to_string());
-        let dir = paths::resolve(&ctx.cwd, &display)?;
+        let dir = ctx.path(&display, Access::Read)?;
         let limit = args
             .limit
             .filter(|n| n.0 > 0)

@@ -9,7 +9,7 @@
 //!
 //! Names, parameters and result texts follow Pi's built-in tools, which models are tuned on.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{TextContent, ToolResult};
 
+pub mod access;
 pub mod args;
 mod atomic;
 mod bash;
@@ -78,6 +79,45 @@ pub struct ToolContext {
     /// Process groups and spill files of `bash`, cleaned up when the run ends.
     pub leftovers: Leftovers,
     pub bash: BashSettings,
+    /// Set when a sandbox confines commands: the file tools keep to the same rules.
+    pub policy: Option<Arc<access::PathPolicy>>,
+}
+
+impl ToolContext {
+    /// `raw` resolved against the cwd and checked against the sandbox's rules, if any.
+    pub fn path(&self, raw: &str, access: access::Access) -> Result<PathBuf, ToolError> {
+        let path = paths::resolve(&self.cwd, raw)?;
+        if let Some(policy) = &self.policy {
+            policy.check(&path, access)?;
+        }
+        Ok(path)
+    }
+}
+
+/// How a command line becomes a process, when something other than worker's own shell
+/// should run it (a sandbox).
+pub trait CommandRunner: Send + Sync {
+    /// The process for `shell -c command` in `cwd`: `env` changes apply on top of the
+    /// environment the runner chooses, and `scratch` is a private directory for temporary
+    /// files. The caller adds the pipes and the process group.
+    fn command(
+        &self,
+        shell: &str,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, Option<String>)],
+        scratch: &Path,
+    ) -> std::process::Command;
+}
+
+/// A [`CommandRunner`] held by the bash settings.
+#[derive(Clone)]
+pub struct Runner(pub Arc<dyn CommandRunner>);
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Runner")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -93,6 +133,8 @@ pub struct BashSettings {
     pub budget_end: Option<std::time::Instant>,
     /// Redacted from what commands write to spill files, as from everything else.
     pub secrets: crate::secrets::Secrets,
+    /// Runs commands instead of worker's own shell (a sandbox); `None`: the host shell.
+    pub runner: Option<Runner>,
 }
 
 impl BashSettings {
@@ -110,6 +152,7 @@ impl Default for BashSettings {
             env: Vec::new(),
             budget_end: None,
             secrets: crate::secrets::Secrets::default(),
+            runner: None,
         }
     }
 }
@@ -285,6 +328,7 @@ pub(crate) mod testing {
                 files: FileLocks::default(),
                 leftovers: Leftovers::default(),
                 bash: BashSettings::default(),
+                policy: None,
             };
             Harness { dir, updates, ctx }
         }

@@ -11,9 +11,10 @@ use grep_regex::RegexMatcherBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::access::Access;
 use super::args::{Count, List, OptText};
 use super::grep::{Query, run_query};
-use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::events::ToolResult;
 
 const DEFAULT_LIMIT: usize = 20;
@@ -95,8 +96,9 @@ impl TypedTool for MultiGrepTool {
             context: args.context.map_or(0, |n| (n.0 as usize).min(MAX_CONTEXT)),
             skip,
             paged: true,
+            policy: ctx.policy.clone(),
         };
-        let root = paths::resolve(&ctx.cwd, ".")?;
+        let root = ctx.path(".", Access::Read)?;
         let cancel = ctx.cancel.clone();
         tokio::task::spawn_blocking(move || {
             run_query(&root, ".", &query, &|| cancel.is_cancelled())

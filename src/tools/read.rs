@@ -12,11 +12,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::access::Access;
 use super::args::{Count, Flag};
 use super::files::{Irregular, not_regular, open_regular, read_error};
 use super::hashline::line_prefix;
 use super::truncate::{MAX_BYTES, MAX_LINES, TruncatedBy, Truncation, format_size};
-use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
 pub struct ReadTool;
@@ -50,7 +51,7 @@ impl TypedTool for ReadTool {
     }
 
     async fn run(&self, args: ReadArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let path = ctx.path(&args.path, Access::Read)?;
         let request = ReadRequest {
             display: args.path,
             start: args.offset.map_or(1, |n| n.0).max(1),

@@ -6,9 +6,10 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::access::Access;
 use super::atomic::write_atomic;
 use super::files::{Irregular, not_regular};
-use super::{ToolContext, ToolError, ToolSpec, TypedTool, paths, text_result};
+use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
 pub struct WriteTool;
@@ -36,7 +37,7 @@ impl TypedTool for WriteTool {
     }
 
     async fn run(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let path = paths::resolve(&ctx.cwd, &args.path)?;
+        let path = ctx.path(&args.path, Access::Write)?;
         let _guard = ctx.files.lock(&path).await;
         let display = args.path.clone();
         let bytes = args.content.len();

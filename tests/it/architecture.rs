@@ -16,7 +16,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("llm", &["events", "secrets", "sync", "text"]),
     ("control", &["exit"]),
     ("extension", &["events", "llm", "sync", "tools"]),
-    ("sandbox", &["events"]),
+    ("sandbox", &["events", "tools"]),
     ("output", &[]),
     ("session", &["events", "secrets"]),
     ("skills", &["events", "extension"]),

@@ -124,76 +124,117 @@ fn every_fixture_scenario_replays_to_its_expected_stream() {
     let bless = std::env::var_os("WORKER_BLESS").is_some();
     let all = scenarios();
     assert!(all.len() >= 5, "scenarios: {all:?}");
+    let failures: Vec<String> = all
+        .iter()
+        .flat_map(|dir| replay_scenario(dir, bless, false))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The same streams with every command in the Linux sandbox: only `sandbox_status` differs.
+#[test]
+fn every_fixture_scenario_replays_the_same_under_the_linux_sandbox() {
+    let failures: Vec<String> = scenarios()
+        .iter()
+        .flat_map(|dir| replay_scenario(dir, false, true))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Replays one scenario; returns what differs from its expected stream and files.
+fn replay_scenario(dir: &Path, bless: bool, sandboxed: bool) -> Vec<String> {
     let mut failures = Vec::new();
-    for dir in all {
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let scenario: Scenario =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap())
-                .unwrap();
-        let prompt = std::fs::read_to_string(dir.join("prompt.txt")).unwrap();
-        let work = tempfile::tempdir().unwrap();
-        let cwd = work.path().canonicalize().unwrap();
-        if dir.join("workspace").is_dir() {
-            copy_tree(&dir.join("workspace"), &cwd);
-        }
-        let site = dir.join("site");
-        let site_url = site.is_dir().then(|| serve_site(site));
-        let mut model_file = dir.join("model.jsonl");
-        if let Some(url) = &site_url {
-            let text = std::fs::read_to_string(&model_file).unwrap();
-            model_file = work.path().join("model.jsonl");
-            std::fs::write(&model_file, text.replace("{{SITE}}", url)).unwrap();
-        }
-        let model = format!("replay/{}", model_file.display());
-        let mut args: Vec<&str> = vec!["--model", &model, "--cwd", cwd.to_str().unwrap()];
-        args.extend(scenario.args.iter().map(String::as_str));
-        let env: Vec<(&str, &str)> = match &site_url {
-            Some(url) => vec![
-                ("BRAVE_SEARCH_API_KEY", "fixture-brave-key"),
-                ("BRAVE_SEARCH_BASE_URL", url.as_str()),
-            ],
-            None => Vec::new(),
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let scenario: Scenario =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    let prompt = std::fs::read_to_string(dir.join("prompt.txt")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path().canonicalize().unwrap();
+    if dir.join("workspace").is_dir() {
+        copy_tree(&dir.join("workspace"), &cwd);
+    }
+    let site = dir.join("site");
+    let site_url = site.is_dir().then(|| serve_site(site));
+    let mut model_file = dir.join("model.jsonl");
+    if let Some(url) = &site_url {
+        let text = std::fs::read_to_string(&model_file).unwrap();
+        model_file = work.path().join("model.jsonl");
+        std::fs::write(&model_file, text.replace("{{SITE}}", url)).unwrap();
+    }
+    let model = format!("replay/{}", model_file.display());
+    let mut args: Vec<&str> = vec!["--model", &model, "--cwd", cwd.to_str().unwrap()];
+    args.extend(scenario.args.iter().map(String::as_str));
+    if sandboxed {
+        args.extend(["--sandbox", "linux"]);
+    }
+    let env: Vec<(&str, &str)> = match &site_url {
+        Some(url) => vec![
+            ("BRAVE_SEARCH_API_KEY", "fixture-brave-key"),
+            ("BRAVE_SEARCH_BASE_URL", url.as_str()),
+        ],
+        None => Vec::new(),
+    };
+    let run = run_worker(&cwd, &args, &prompt, &env);
+    let mut actual = normalize(&run.stdout, &cwd);
+    if let Some(url) = &site_url {
+        actual = actual.replace(url.as_str(), "<SITE>");
+    }
+    let expected_path = dir.join("expected.jsonl");
+    if bless {
+        std::fs::write(&expected_path, &actual).unwrap();
+    }
+    let mut expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+    if sandboxed {
+        let without_status = |text: &str| -> String {
+            text.lines()
+                .filter(|line| !line.starts_with(r#"{"type":"sandbox_status""#))
+                .map(|line| format!("{line}\n"))
+                .collect()
         };
-        let run = run_worker(&cwd, &args, &prompt, &env);
-        let mut actual = normalize(&run.stdout, &cwd);
-        if let Some(url) = &site_url {
-            actual = actual.replace(url.as_str(), "<SITE>");
+        let status = actual
+            .lines()
+            .find(|line| line.starts_with(r#"{"type":"sandbox_status""#))
+            .unwrap_or_default()
+            .to_string();
+        if !status.contains(r#""backend":"linux""#) {
+            failures.push(format!("{name}: not sandboxed: {status}"));
         }
-        let expected_path = dir.join("expected.jsonl");
-        if bless {
-            std::fs::write(&expected_path, &actual).unwrap();
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if run.code != scenario.exit_code {
+        actual = without_status(&actual);
+        expected = without_status(&expected);
+    }
+    let name = if sandboxed {
+        format!("{name} (--sandbox linux)")
+    } else {
+        name
+    };
+    if run.code != scenario.exit_code {
+        failures.push(format!(
+            "{name}: exit {} (expected {})\n{}",
+            run.code, scenario.exit_code, run.stderr
+        ));
+    }
+    if actual != expected {
+        let first_diff = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, e)| a != e)
+            .unwrap_or(actual.lines().count().min(expected.lines().count()));
+        failures.push(format!(
+            "{name}: stream differs at line {}\n  actual:   {}\n  expected: {}",
+            first_diff + 1,
+            actual.lines().nth(first_diff).unwrap_or("<end>"),
+            expected.lines().nth(first_diff).unwrap_or("<end>")
+        ));
+    }
+    for (path, content) in &scenario.files {
+        let actual = std::fs::read_to_string(cwd.join(path)).unwrap_or_else(|e| format!("<{e}>"));
+        if &actual != content {
             failures.push(format!(
-                "{name}: exit {} (expected {})\n{}",
-                run.code, scenario.exit_code, run.stderr
+                "{name}: {path} is {actual:?}, expected {content:?}"
             ));
-        }
-        if actual != expected {
-            let first_diff = actual
-                .lines()
-                .zip(expected.lines())
-                .position(|(a, e)| a != e)
-                .unwrap_or(actual.lines().count().min(expected.lines().count()));
-            failures.push(format!(
-                "{name}: stream differs at line {}\n  actual:   {}\n  expected: {}",
-                first_diff + 1,
-                actual.lines().nth(first_diff).unwrap_or("<end>"),
-                expected.lines().nth(first_diff).unwrap_or("<end>")
-            ));
-        }
-        for (path, content) in &scenario.files {
-            let actual =
-                std::fs::read_to_string(cwd.join(path)).unwrap_or_else(|e| format!("<{e}>"));
-            if &actual != content {
-                failures.push(format!(
-                    "{name}: {path} is {actual:?}, expected {content:?}"
-                ));
-            }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    failures
 }
 
 /// Serves the files of `root` on 127.0.0.1; returns the base URL.

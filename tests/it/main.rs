@@ -27,6 +27,7 @@ mod output_schema;
 mod permissions;
 mod prefix_cache;
 mod process;
+mod sandbox;
 mod serving;
 mod sessions;
 mod telemetry;

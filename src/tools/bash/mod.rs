@@ -93,9 +93,29 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
             ctx.cwd.display()
         )));
     }
+    // A sandbox gives commands a private temp directory inside the run's own.
+    let sandbox = match &ctx.bash.runner {
+        Some(runner) => {
+            let scratch = ctx
+                .leftovers
+                .spill_dir()
+                .map(|dir| dir.join("tmp"))
+                .and_then(|dir| std::fs::create_dir_all(&dir).map(|()| dir))
+                .map_err(|err| {
+                    ToolError::new(format!(
+                        "Failed to prepare the sandbox's temp directory: {err}"
+                    ))
+                })?;
+            Some((runner, scratch))
+        }
+        None => None,
+    };
     let (spawned, told) = ctx.leftovers.with_watchdog(|watchdog| {
+        let runner = sandbox
+            .as_ref()
+            .map(|(runner, scratch)| (*runner, scratch.as_path()));
         (
-            process::spawn(command, &ctx.cwd, &ctx.bash.env, watchdog),
+            process::spawn(command, &ctx.cwd, &ctx.bash.env, runner, watchdog),
             watchdog.is_some(),
         )
     });

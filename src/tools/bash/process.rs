@@ -21,6 +21,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
 use crate::sync::LockExt;
+use crate::tools::Runner;
 
 pub struct Spawned {
     pub child: Child,
@@ -36,24 +37,29 @@ pub fn spawn(
     command: &str,
     cwd: &Path,
     env: &[(String, Option<String>)],
+    runner: Option<(&Runner, &Path)>,
     watchdog: Option<RawFd>,
 ) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
-    let mut std_cmd = std::process::Command::new(shell());
+    let mut std_cmd = match runner {
+        Some((runner, scratch)) => runner.0.command(shell(), command, cwd, env, scratch),
+        None => {
+            let mut std_cmd = std::process::Command::new(shell());
+            std_cmd.arg("-c").arg(command).current_dir(cwd);
+            for (key, value) in env {
+                match value {
+                    Some(value) => std_cmd.env(key, value),
+                    None => std_cmd.env_remove(key),
+                };
+            }
+            std_cmd
+        }
+    };
     std_cmd
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .process_group(0);
-    for (key, value) in env {
-        match value {
-            Some(value) => std_cmd.env(key, value),
-            None => std_cmd.env_remove(key),
-        };
-    }
     let parent = std::process::id() as i32;
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe calls (prctl, getppid, raise), touching no locks or allocations.

@@ -62,6 +62,7 @@ impl Gh {
             files: FileLocks::default(),
             leftovers: Leftovers::default(),
             bash: BashSettings::default(),
+            policy: None,
         };
         tool.execute(args, ctx)
             .await

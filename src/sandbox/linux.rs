@@ -1,0 +1,156 @@
+//! `--sandbox linux` on worker's side: the preflight, and the runner that starts every
+//! command through the launcher ([`super::launch`]).
+//!
+//! The preflight checks what the launcher needs before the run prints anything: user
+//! namespaces (with mount and PID namespaces inside them) and Landlock. A kernel without
+//! them is exit 2 with a message saying which is missing, never a silent run without a
+//! sandbox. `WORKER_SANDBOX_ASSUME_MISSING=userns|landlock` makes the preflight report that
+//! feature missing (the test seam for machines that have both).
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::launch::{LAUNCH_ARG, SPEC_VAR, Spec};
+use crate::tools::CommandRunner;
+
+/// The test seam: a feature to report missing.
+pub const ASSUME_MISSING_VAR: &str = "WORKER_SANDBOX_ASSUME_MISSING";
+
+/// What commands see of worker's environment: nothing else (no API keys, no GitHub App
+/// material, no OTEL headers). `TMPDIR` is the sandbox's own; `--sandbox-env` and the
+/// extensions' variables (the Dynamo ids, a GitHub token with `--profile`) come on top.
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TZ",
+];
+
+/// The most processes a command's tree may have at once.
+pub const MAX_PROCESSES: u64 = 512;
+/// The largest file a command may write.
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
+
+/// Credentials under `$HOME` that commands cannot read.
+pub const HIDDEN_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".config/gh",
+    ".netrc",
+    ".pi/agent/auth.json",
+    ".docker",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".gnupg",
+    ".kube",
+];
+
+/// Checks that the kernel gives the launcher what it needs; the error names what is missing.
+pub fn preflight(assume_missing: Option<&str>) -> Result<(), String> {
+    if assume_missing == Some("userns") || !user_namespaces() {
+        return Err(
+            "--sandbox linux needs unprivileged user namespaces (with mount and PID namespaces), which this kernel does not allow (see /proc/sys/kernel/unprivileged_userns_clone, /proc/sys/user/max_user_namespaces)".into(),
+        );
+    }
+    let abi = if assume_missing == Some("landlock") {
+        0
+    } else {
+        landlock_abi()
+    };
+    if abi < 1 {
+        return Err(
+            "--sandbox linux needs Landlock (ABI 1 or later, Linux 5.13+ with landlock in the lsm= list), which this kernel does not provide".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Whether a child can create the namespaces the launcher uses.
+fn user_namespaces() -> bool {
+    let mut probe = Command::new("/bin/sh");
+    probe
+        .args(["-c", "exit 0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: `unshare` is async-signal-safe and touches nothing in the parent.
+    unsafe {
+        probe.pre_exec(|| {
+            use nix::sched::{CloneFlags, unshare};
+            unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID)
+                .map_err(std::io::Error::from)
+        });
+    }
+    probe.status().is_ok_and(|status| status.success())
+}
+
+/// The kernel's Landlock ABI version, 0 without Landlock.
+fn landlock_abi() -> i64 {
+    const CREATE_RULESET_VERSION: nix::libc::c_uint = 1;
+    // SAFETY: the documented version query: no ruleset, size 0.
+    let abi = unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<nix::libc::c_void>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    abi.max(0)
+}
+
+/// Starts commands through the launcher.
+pub struct LinuxRunner {
+    pub exe: PathBuf,
+    pub hidden: Vec<PathBuf>,
+    pub no_network: bool,
+}
+
+impl CommandRunner for LinuxRunner {
+    fn command(
+        &self,
+        shell: &str,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, Option<String>)],
+        scratch: &Path,
+    ) -> Command {
+        let spec = Spec {
+            writable: vec![cwd.to_path_buf(), scratch.to_path_buf()],
+            hidden: self.hidden.clone(),
+            no_network: self.no_network,
+            max_processes: MAX_PROCESSES,
+            max_file_bytes: MAX_FILE_BYTES,
+        };
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg(LAUNCH_ARG)
+            .arg(shell)
+            .arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .env_clear();
+        for key in BASE_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
+            }
+        }
+        cmd.env("TMPDIR", scratch);
+        for (key, value) in env {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        cmd.env(SPEC_VAR, serde_json::to_string(&spec).unwrap_or_default());
+        cmd
+    }
+}

@@ -1,0 +1,137 @@
+//! What the in-process file tools may touch when a sandbox confines commands: the same rules
+//! the sandbox gives `bash`, so a path is refused whichever tool is used.
+//!
+//! Writes must land inside a writable root (the working directory, the sandbox's private
+//! temp directory); nothing under a hidden path (credentials) can be read or listed. Paths are
+//! judged by where they really lead: symlinks are resolved, and for a file that does not
+//! exist yet, its nearest existing ancestor is resolved and the rest normalized, so neither
+//! a symlink planted in the working directory nor `..` can point a write outside.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::ToolError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PathPolicy {
+    writable: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
+}
+
+impl PathPolicy {
+    pub fn new(writable: &[PathBuf], hidden: &[PathBuf]) -> Self {
+        PathPolicy {
+            writable: writable.iter().map(|p| real_path(p)).collect(),
+            hidden: hidden.iter().map(|p| real_path(p)).collect(),
+        }
+    }
+
+    /// Refuses `path` for `access` with a message naming the rule.
+    pub fn check(&self, path: &Path, access: Access) -> Result<(), ToolError> {
+        let real = real_path(path);
+        if self.is_hidden(&real) {
+            return Err(ToolError::new(format!(
+                "Access denied: {} is hidden by the sandbox (credentials are not readable)",
+                path.display()
+            )));
+        }
+        if access == Access::Write && !self.writable.iter().any(|root| real.starts_with(root)) {
+            return Err(ToolError::new(format!(
+                "Access denied: {} is outside the sandbox's writable area (the working directory and its private temp directory); everything else is read-only",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether a path (already resolved) is under a hidden one.
+    pub fn is_hidden(&self, real: &Path) -> bool {
+        self.hidden.iter().any(|hidden| real.starts_with(hidden))
+    }
+}
+
+/// Where a path really leads: symlinks resolved for the part that exists, `.` and `..`
+/// applied to the rest.
+pub fn real_path(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    while let Some(name) = existing.file_name().map(|n| n.to_os_string()) {
+        rest.push(name);
+        existing.pop();
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return normalize(&out);
+        }
+    }
+    normalize(path)
+}
+
+/// Applies `.` and `..` without touching the disk.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_stay_inside_and_hidden_paths_stay_unread() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("repo");
+        let secrets = root.path().join("home/.ssh");
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::create_dir_all(&secrets).unwrap();
+        std::fs::write(secrets.join("id_rsa"), "key").unwrap();
+        std::os::unix::fs::symlink(root.path(), cwd.join("up")).unwrap();
+        std::os::unix::fs::symlink(secrets.join("id_rsa"), cwd.join("key")).unwrap();
+        let policy = PathPolicy::new(std::slice::from_ref(&cwd), std::slice::from_ref(&secrets));
+
+        assert!(
+            policy
+                .check(&cwd.join("new/file.txt"), Access::Write)
+                .is_ok()
+        );
+        assert!(policy.check(&root.path().join("x"), Access::Write).is_err());
+        assert!(policy.check(&root.path().join("x"), Access::Read).is_ok());
+        // `..` through a directory that does not exist yet.
+        assert!(
+            policy
+                .check(&cwd.join("new/../../escape.txt"), Access::Write)
+                .is_err()
+        );
+        // A symlink planted in the working directory leads outside.
+        assert!(
+            policy
+                .check(&cwd.join("up/escape.txt"), Access::Write)
+                .is_err()
+        );
+        let hidden = policy.check(&cwd.join("key"), Access::Read).unwrap_err();
+        assert!(
+            hidden.to_string().contains("hidden by the sandbox"),
+            "{hidden}"
+        );
+        assert!(policy.check(&secrets, Access::Read).is_err());
+    }
+}

@@ -1,0 +1,396 @@
+//! `--sandbox linux` through the binary: escape attempts by `bash` and by the file tools, each
+//! refused with a clear tool error while the run goes on; the network switch; the process
+//! limit; nothing left after a SIGKILL; and the preflight that refuses a kernel without what
+//! the sandbox needs.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::support::mock_llm::*;
+use crate::support::{Run, run_worker};
+
+/// A repository, a home with credentials, and a directory outside both.
+struct Scene {
+    _root: tempfile::TempDir,
+    repo: PathBuf,
+    home: PathBuf,
+    outside: PathBuf,
+}
+
+fn scene() -> Scene {
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().canonicalize().unwrap();
+    let (repo, home, outside) = (base.join("repo"), base.join("home"), base.join("outside"));
+    for dir in [&repo, &home.join(".ssh"), &home.join(".aws"), &outside] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(home.join(".ssh/id_rsa"), "SSH-SECRET\n").unwrap();
+    std::fs::write(home.join(".aws/credentials"), "AWS-SECRET\n").unwrap();
+    std::fs::write(
+        home.join(".git-credentials"),
+        "https://x:GIT-SECRET@github.com\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("a.txt"), "alpha\n").unwrap();
+    // A symlink planted in the repository, pointing out of it.
+    std::os::unix::fs::symlink(&outside, repo.join("out")).unwrap();
+    Scene {
+        _root: root,
+        repo,
+        home,
+        outside,
+    }
+}
+
+fn bash(id: &str, command: &str) -> Reply {
+    call(id, "bash", &json!({ "command": command }).to_string())
+}
+
+fn sandboxed(scene: &Scene, mock: &MockLlm, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut args = vec!["--model", "dynamo/m", "--sandbox", "linux"];
+    args.extend_from_slice(extra);
+    let home = scene.home.to_str().unwrap();
+    let mut all_env = vec![
+        ("DYNAMO_BASE_URL", mock.url.as_str()),
+        ("HOME", home),
+        ("OPENAI_API_KEY", "sk-openai-SECRET"),
+        ("DYNAMO_API_KEY", "dynamo-SECRET"),
+        ("GITHUB_APP_ID", "12345"),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "authorization=Bearer otel-SECRET",
+        ),
+    ];
+    all_env.extend_from_slice(env);
+    run_worker(&scene.repo, &args, "try to escape", &all_env)
+}
+
+/// The result text and error flag of each tool call, in order.
+fn results(run: &Run) -> Vec<(String, bool)> {
+    run.all("tool_execution_end")
+        .iter()
+        .map(|e| {
+            (
+                e["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                e["isError"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn writes_outside_the_working_directory_fail_from_every_tool() {
+    let scene = scene();
+    let outside = scene.outside.display().to_string();
+    let mock = MockLlm::start(vec![
+        bash("b1", &format!("echo x > {outside}/by-bash.txt")),
+        call(
+            "w1",
+            "write",
+            &json!({"path": format!("{outside}/by-write.txt"), "content": "x"}).to_string(),
+        ),
+        bash("b2", "echo x > out/through-link.txt"),
+        call(
+            "w2",
+            "write",
+            &json!({"path": "out/through-link-write.txt", "content": "x"}).to_string(),
+        ),
+        call(
+            "e1",
+            "edit",
+            &json!({"path": "out/../../outside/x.txt", "edits": [{"oldText": "a", "newText": "b"}]})
+                .to_string(),
+        ),
+        bash("b3", "echo inside > inside.txt && cat inside.txt"),
+        answer("done"),
+    ]);
+    let run = sandboxed(&scene, &mock, &[], &[]);
+    run.assert_code(0);
+    let results = results(&run);
+    assert!(
+        results[0].0.contains("Permission denied"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("outside the sandbox's writable area"),
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        results[2].0.contains("Permission denied"),
+        "{:?}",
+        results[2]
+    );
+    assert!(
+        results[3].1 && results[3].0.contains("outside the sandbox's writable area"),
+        "{:?}",
+        results[3]
+    );
+    assert!(results[4].1, "{:?}", results[4]);
+    assert_eq!(
+        results[5],
+        ("inside".to_string(), false),
+        "writes inside work"
+    );
+    assert_eq!(
+        std::fs::read_dir(&scene.outside).unwrap().count(),
+        0,
+        "nothing was written outside"
+    );
+}
+
+#[test]
+fn credentials_and_secrets_are_not_readable_from_any_tool() {
+    let scene = scene();
+    let home = scene.home.display().to_string();
+    let mock = MockLlm::start(vec![
+        bash("b1", "cat ~/.ssh/id_rsa; ls -A ~/.ssh | wc -l"),
+        call("r1", "read", &json!({"path": "~/.ssh/id_rsa"}).to_string()),
+        bash("b2", "cat ~/.git-credentials ~/.aws/credentials 2>&1; true"),
+        call(
+            "g1",
+            "grep",
+            &json!({"pattern": "SECRET", "path": home}).to_string(),
+        ),
+        bash("b3", "env"),
+        answer("done"),
+    ]);
+    let run = sandboxed(&scene, &mock, &[], &[]);
+    run.assert_code(0);
+    let results = results(&run);
+    assert!(!run.stdout.contains("SSH-SECRET") && !run.stdout.contains("GIT-SECRET"));
+    assert!(!run.stdout.contains("AWS-SECRET"));
+    assert!(
+        results[0].0.ends_with('0'),
+        "an empty ~/.ssh: {:?}",
+        results[0]
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("hidden by the sandbox"),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[3].0.contains("No matches"), "{:?}", results[3]);
+    let env = &results[4].0;
+    for key in [
+        "OPENAI_API_KEY",
+        "DYNAMO_API_KEY",
+        "GITHUB_APP_ID",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+    ] {
+        assert!(!env.contains(key), "{key} reached the command:\n{env}");
+    }
+    assert!(env.contains("PATH="), "{env}");
+    let status = run.first("sandbox_status");
+    assert_eq!(status["backend"], "linux");
+    let keys: Vec<&str> = status["status"]["envKeys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert!(
+        keys.contains(&"PATH") && keys.contains(&"TMPDIR"),
+        "{keys:?}"
+    );
+    assert!(!keys.contains(&"OPENAI_API_KEY"), "{keys:?}");
+    assert!(status["status"]["createMs"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn the_worker_cannot_be_signalled_and_a_fork_bomb_is_stopped() {
+    let scene = scene();
+    let mock = MockLlm::start(vec![
+        bash("b1", "kill -9 $PPID; echo still-here"),
+        bash("b2", "pkill -9 -f 'worker run' ; kill -9 -1; echo after"),
+        // The shell waits, so the bomb meets the limit (a shell that returns takes its whole
+        // tree with it).
+        bash("b3", ":(){ :|:& };:; sleep 3"),
+        bash("b4", "echo alive"),
+        answer("done"),
+    ]);
+    let run = sandboxed(&scene, &mock, &[], &[]);
+    run.assert_code(0);
+    let results = results(&run);
+    assert!(
+        results[0].0.contains("still-here"),
+        "{results:?}\n{}",
+        run.stderr
+    );
+    let (bomb, failed) = &results[2];
+    assert!(
+        *failed
+            && bomb.contains(
+                "the command exceeded the sandbox's limit of 512 processes and was stopped"
+            ),
+        "{}",
+        &bomb[bomb.len().saturating_sub(500)..]
+    );
+    assert_eq!(results[3], ("alive".to_string(), false));
+    assert_eq!(run.first("agent_end")["stopReason"], "stop");
+}
+
+/// A server on 127.0.0.1 of the host that answers `hello`.
+fn host_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(b"HTTP/1.0 200 OK\r\ncontent-length: 5\r\n\r\nhello");
+        }
+    });
+    port
+}
+
+#[test]
+fn no_network_means_no_connection_at_all() {
+    let port = host_server();
+    let fetch = format!("curl -sS -m 3 http://127.0.0.1:{port}/ 2>&1; echo; echo code=$?");
+    let scene = scene();
+    let mock = MockLlm::start(vec![bash("b1", &fetch), answer("done")]);
+    let open = sandboxed(&scene, &mock, &[], &[]);
+    open.assert_code(0);
+    assert!(
+        results(&open)[0].0.starts_with("hello"),
+        "the host's network: {:?}",
+        results(&open)
+    );
+    assert_eq!(open.first("sandbox_status")["status"]["network"], "host");
+
+    let mock = MockLlm::start(vec![bash("b1", &fetch), answer("done")]);
+    let closed = sandboxed(&scene, &mock, &["--no-network"], &[]);
+    closed.assert_code(0);
+    let text = &results(&closed)[0].0;
+    assert!(
+        !text.contains("hello") && text.contains("connect"),
+        "{text}"
+    );
+    assert_eq!(closed.first("sandbox_status")["status"]["network"], "none");
+}
+
+#[test]
+fn the_whole_tree_is_gone_after_the_worker_is_killed() {
+    let scene = scene();
+    let marker = format!("sleep {}", 3000 + std::process::id() % 997);
+    let mock = MockLlm::start(vec![
+        bash(
+            "b1",
+            &format!("setsid {marker} > /dev/null 2>&1 & (exec {marker}) & sleep 60"),
+        ),
+        answer("done"),
+    ]);
+    let mut child = crate::support::worker_command(&scene.repo)
+        .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"start a daemon")
+        .unwrap();
+    let alive = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    let started = std::time::Instant::now();
+    while alive() < 2 {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the commands never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while alive() > 0 {
+        assert!(
+            killed.elapsed().as_secs() < 5,
+            "{} process(es) outlived the worker",
+            alive()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_kernel_without_what_the_sandbox_needs_is_refused_before_any_event() {
+    let scene = scene();
+    let mock = MockLlm::start(vec![answer("never")]);
+    for (missing, names) in [("userns", "user namespaces"), ("landlock", "Landlock")] {
+        let run = sandboxed(
+            &scene,
+            &mock,
+            &[],
+            &[("WORKER_SANDBOX_ASSUME_MISSING", missing)],
+        );
+        run.assert_code(2);
+        assert!(run.stdout.is_empty(), "{missing}: {}", run.stdout);
+        assert!(
+            run.stderr.contains("--sandbox linux needs") && run.stderr.contains(names),
+            "{missing}: {}",
+            run.stderr
+        );
+    }
+    assert!(mock.requests().is_empty(), "no request was made");
+}
+
+#[test]
+fn options_the_linux_sandbox_cannot_honour_are_usage_errors() {
+    let scene = scene();
+    let mock = MockLlm::start(vec![]);
+    for (args, message) in [
+        (
+            vec!["--allow-host", "github.com"],
+            "--allow-host is not available with --sandbox linux yet",
+        ),
+        (
+            vec!["--sandbox-image", "ubuntu"],
+            "--sandbox-image is for VM backends",
+        ),
+    ] {
+        let run = sandboxed(&scene, &mock, &args, &[]);
+        run.assert_code(2);
+        assert!(run.stderr.contains(message), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn sandbox_hide_hides_one_more_path() {
+    let scene = scene();
+    let extra = scene.repo.join("private.env");
+    std::fs::write(&extra, "TOKEN=HIDE-ME\n").unwrap();
+    let mock = MockLlm::start(vec![
+        bash("b1", "cat private.env; echo end"),
+        call("r1", "read", &json!({"path": "private.env"}).to_string()),
+        answer("done"),
+    ]);
+    let run = sandboxed(
+        &scene,
+        &mock,
+        &["--sandbox-hide", extra.to_str().unwrap()],
+        &[],
+    );
+    run.assert_code(0);
+    assert!(!run.stdout.contains("HIDE-ME"));
+    let results = results(&run);
+    assert_eq!(results[0].0, "end");
+    assert!(results[1].1 && results[1].0.contains("hidden by the sandbox"));
+}
