@@ -1,7 +1,8 @@
 //! `cargo bench --bench tools`: the in-process `grep` and `find` tools on a generated tree,
 //! against `rg` / `fd` when installed and against the subprocess tools every machine has
-//! (`grep -rn`, `find -name`); and the `bash` tool's overhead per call against spawning
-//! `bash -c` directly. All in one process, so the ratios hold on a loaded machine.
+//! (`grep -rn`, `find -name`); the `bash` tool's overhead per call against spawning
+//! `bash -c` directly; and `--sandbox linux`: its setup, and a sandboxed `bash` call against
+//! an unconfined one. All in one process, so the ratios hold on a loaded machine.
 //!
 //! `BENCH_TREE_FILES` (default 50000) sizes the tree, kept in `target/bench-tree-<N>` between
 //! runs; `BENCH_RUNS` (default 5) repeats each measurement.
@@ -70,8 +71,17 @@ fn time_tool(
     args: Value,
     cwd: &Path,
 ) -> (Duration, String) {
+    time_in(rt, tool, args, context(cwd))
+}
+
+fn time_in(
+    rt: &tokio::runtime::Runtime,
+    tool: &Arc<dyn Tool>,
+    args: Value,
+    ctx: ToolContext,
+) -> (Duration, String) {
     let started = Instant::now();
-    let result = rt.block_on(tool.execute(args, context(cwd)));
+    let result = rt.block_on(tool.execute(args, ctx));
     let elapsed = started.elapsed();
     let text = match result {
         Ok(r) => r.text(),
@@ -213,6 +223,58 @@ fn main() {
         "  {:<34} {:>9.2} ms   (target < 3 ms)",
         "overhead per call",
         via_tool - direct
+    );
+    sandbox(&rt, &bash, &tree, calls, via_tool);
+}
+
+/// `--sandbox linux`: the preflight and setup a run pays once, and a sandboxed `bash` call
+/// against the unconfined one measured just before.
+fn sandbox(
+    rt: &tokio::runtime::Runtime,
+    bash: &Arc<dyn Tool>,
+    tree: &Path,
+    calls: usize,
+    unconfined: f64,
+) {
+    use worker::sandbox::linux::{LinuxRunner, preflight};
+    let rounds = 20;
+    let setup = Instant::now();
+    for _ in 0..rounds {
+        preflight(None).unwrap();
+    }
+    let setup = setup.elapsed().as_secs_f64() * 1000.0 / rounds as f64;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut ctx = context(tree);
+    ctx.bash.runner = Some(worker::tools::Runner(Arc::new(LinuxRunner {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_worker")),
+        hidden: worker::sandbox::hidden_paths(home.as_deref(), &[]),
+        no_network: false,
+    })));
+    let sandboxed = Instant::now();
+    for _ in 0..calls {
+        let (_, text) = time_in(rt, bash, json!({"command": "true"}), ctx.clone());
+        assert_eq!(text, "(no output)", "the sandboxed call failed");
+    }
+    let sandboxed = sandboxed.elapsed().as_secs_f64() * 1000.0 / calls as f64;
+    ctx.leftovers.clean_up();
+    println!(
+        "
+--sandbox linux"
+    );
+    println!(
+        "  {:<34} {:>9.2} ms   (target < 20 ms)",
+        "setup (preflight), once a run", setup
+    );
+    println!(
+        "  {:<34} {:>9.2} ms   = {:.2}x the unconfined call",
+        "sandboxed bash 'true'",
+        sandboxed,
+        sandboxed / unconfined
+    );
+    println!(
+        "  {:<34} {:>9.2} ms   (target < 5 ms)",
+        "added per call",
+        sandboxed - unconfined
     );
 }
 

@@ -320,12 +320,12 @@ pub struct RunArgs {
     pub sandbox_env: Vec<(String, String)>,
 
     /// A host commands may reach over HTTP (repeatable). A sandbox setting: with --sandbox
-    /// none it cannot be enforced, and a warning says so.
+    /// none it cannot be enforced, and a warning says so; --sandbox linux refuses it for now.
     #[arg(long, value_name = "HOST", value_parser = crate::sandbox::parse_host)]
     pub allow_host: Vec<String>,
 
-    /// No network for commands. A sandbox setting: with --sandbox none it cannot be
-    /// enforced, and a warning says so.
+    /// No network for commands (only loopback), enforced by --sandbox linux; with --sandbox
+    /// none it cannot be, and a warning says so.
     #[arg(long)]
     pub no_network: bool,
 
