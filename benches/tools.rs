@@ -245,11 +245,12 @@ fn sandbox(
     let setup = setup.elapsed().as_secs_f64() * 1000.0 / rounds as f64;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut ctx = context(tree);
-    ctx.bash.runner = Some(worker::tools::Runner(Arc::new(LinuxRunner {
-        exe: PathBuf::from(env!("CARGO_BIN_EXE_worker")),
-        hidden: worker::sandbox::hidden_paths(home.as_deref(), &[]),
-        no_network: false,
-    })));
+    ctx.bash.runner = Some(worker::tools::Runner(Arc::new(LinuxRunner::new(
+        PathBuf::from(env!("CARGO_BIN_EXE_worker")),
+        worker::sandbox::hidden_paths(home.as_deref(), &[]),
+        false,
+        None,
+    ))));
     let sandboxed = Instant::now();
     for _ in 0..calls {
         let (_, text) = time_in(rt, bash, json!({"command": "true"}), ctx.clone());

@@ -319,8 +319,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "KEY=VAL", value_parser = crate::sandbox::parse_env_pair)]
     pub sandbox_env: Vec<(String, String)>,
 
-    /// A host commands may reach over HTTP (repeatable). A sandbox setting: with --sandbox
-    /// none it cannot be enforced, and a warning says so; --sandbox linux refuses it for now.
+    /// A host commands may reach over HTTP/HTTPS (repeatable; *.example.com for its
+    /// subdomains): under --sandbox linux, through worker's proxy, the only way out. With
+    /// --sandbox none it cannot be enforced, and a warning says so.
     #[arg(long, value_name = "HOST", value_parser = crate::sandbox::parse_host)]
     pub allow_host: Vec<String>,
 

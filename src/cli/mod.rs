@@ -171,6 +171,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         env: args.sandbox_env.clone(),
         allow_hosts: (!args.allow_host.is_empty()).then(|| args.allow_host.clone()),
         no_network: args.no_network,
+        max_processes: None,
         confinement: None,
     };
     if args.sandbox == crate::sandbox::Backend::Linux {
@@ -270,18 +271,37 @@ fn confine(
     if args.sandbox_image.is_some() {
         return Err("--sandbox-image is for VM backends; --sandbox linux needs no image".into());
     }
-    if !args.allow_host.is_empty() {
+    if !args.allow_host.is_empty() && args.no_network {
         return Err(
-            "--allow-host is not available with --sandbox linux yet: use --no-network, or leave the network as the host's".into(),
+            "--allow-host and --no-network contradict each other: choose the hosts commands may reach, or none".into(),
         );
     }
+    let max_processes = match env.get(crate::sandbox::linux::MAX_PROCESSES_VAR) {
+        None => None,
+        Some(raw) => Some(
+            raw.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n >= 8)
+                .ok_or_else(|| {
+                    format!(
+                        "{}={raw}: expected a number of processes, at least 8",
+                        crate::sandbox::linux::MAX_PROCESSES_VAR
+                    )
+                })?,
+        ),
+    };
+    let settings = crate::sandbox::Settings {
+        max_processes,
+        ..config.sandbox.clone()
+    };
     let mut extra: Vec<PathBuf> = args.sandbox_hide.clone();
     extra.extend(args.auth_file.clone());
     extra.extend(env.get("GITHUB_APP_PRIVATE_KEY_PATH").map(PathBuf::from));
     let hidden =
         crate::sandbox::hidden_paths(env.get("HOME").map(PathBuf::from).as_deref(), &extra);
     crate::sandbox::Confinement::prepare(
-        &config.sandbox,
+        &settings,
         &config.cwd,
         hidden,
         env.get(crate::sandbox::linux::ASSUME_MISSING_VAR)

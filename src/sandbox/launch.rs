@@ -9,11 +9,12 @@
 //!    every process of a PID namespace when its init exits, `setsid` or not;
 //! 3. in the init: mounts a fresh `/proc` (the tree sees only itself: no worker to signal),
 //!    covers each hidden path with an empty read-only tmpfs (directories) or `/dev/null`
-//!    (files), sets rlimits, and applies Landlock: read and execute everywhere, write only in
+//!    (files), caps file sizes, and applies Landlock: read and execute everywhere, write only in
 //!    the writable roots and a few devices;
 //! 4. forks the shell and stays as init: reaps orphans, keeps the tree under the process
-//!    limit (it counts `/proc`, because `RLIMIT_NPROC` does not bind root), and when the
-//!    shell exits kills what is left and exits with the shell's status.
+//!    limit (it counts its own `/proc`: `RLIMIT_NPROC` counts the user's processes on the
+//!    whole machine, and does not bind root), and when the shell exits kills what is left and
+//!    exits with the shell's status.
 //!
 //! Anything that fails before the shell runs is a message on stderr and exit 126: the
 //! command never runs unconfined.
@@ -44,8 +45,11 @@ pub struct Spec {
     pub writable: Vec<PathBuf>,
     /// Paths covered with nothing: credentials.
     pub hidden: Vec<PathBuf>,
-    /// No network at all (a network namespace with only loopback).
+    /// A network namespace of its own, with only loopback: no network at all, unless
+    /// `proxy_socket` leads out.
     pub no_network: bool,
+    /// worker's egress proxy (`--allow-host`), served inside as `127.0.0.1:3128`.
+    pub proxy_socket: Option<PathBuf>,
     /// Processes the tree may have at once.
     pub max_processes: u64,
     /// The largest file a command may write, in bytes.
@@ -62,8 +66,13 @@ const WRITABLE_DEVICES: &[&str] = &[
     "/dev/shm",
 ];
 
-/// How often the init checks the process count (a signal wakes it sooner).
-const CHECK_INTERVAL: Duration = Duration::from_millis(20);
+/// How often the init checks the process count while children keep exiting (a tree that
+/// churns, such as a fork bomb)...
+const BUSY_CHECK: Duration = Duration::from_millis(2);
+/// ...and at the latest when nothing happens (a child's exit wakes it sooner).
+const IDLE_CHECK: Duration = Duration::from_millis(20);
+/// The niceness commands run at (the init stays at worker's).
+const COMMAND_NICENESS: nix::libc::c_int = 5;
 
 /// Runs the launcher when worker was started as one; returns its exit status.
 pub fn main_if_launcher() -> Option<i32> {
@@ -90,6 +99,12 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
         .and_then(|text| serde_json::from_str(&text).map_err(|err| format!("{SPEC_VAR}: {err}")))?;
     // SAFETY: single-threaded here (a fresh exec), so changing the environment is sound.
     unsafe { std::env::remove_var(SPEC_VAR) };
+    // Before the namespaces: only the real user may make a cgroup. Its hard cap sits a little
+    // above the init's limit, so the init notices first and stops the tree with a message.
+    let cap = spec
+        .max_processes
+        .saturating_add(spec.max_processes / 8 + 8);
+    let cgroup = PidsCgroup::create(cap);
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
     let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
     if spec.no_network {
@@ -101,6 +116,19 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
         .map_err(|err| format!("uid_map: {err}"))?;
     std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))
         .map_err(|err| format!("gid_map: {err}"))?;
+    let forwarder = if spec.no_network {
+        loopback_up();
+        match &spec.proxy_socket {
+            Some(socket) => Some((
+                std::net::TcpListener::bind(("127.0.0.1", super::proxy::INSIDE_PORT))
+                    .map_err(|err| format!("cannot listen for the proxy: {err}"))?,
+                socket.clone(),
+            )),
+            None => None,
+        }
+    } else {
+        None
+    };
     // Nothing mounted here reaches the host.
     mount(
         None::<&str>,
@@ -112,7 +140,22 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
     .map_err(|err| format!("cannot make the mounts private: {err}"))?;
     // SAFETY: single-threaded; the child only continues this function's plain code.
     match unsafe { fork() }.map_err(|err| format!("fork: {err}"))? {
-        ForkResult::Parent { child } => Ok(wait_for(child)),
+        ForkResult::Parent { child } => {
+            // This process may not start threads (its children live in another PID
+            // namespace), so the forwarder is a process of its own, in the sandbox's.
+            if let Some((listener, socket)) = forwarder {
+                // SAFETY: single-threaded; the child only runs the forwarder and exits.
+                if let Ok(ForkResult::Child) = unsafe { fork() } {
+                    forward(&listener, &socket);
+                    std::process::exit(0);
+                }
+            }
+            let code = wait_for(child);
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
+            Ok(code)
+        }
         ForkResult::Child => {
             let code = match init(&spec, command) {
                 Ok(code) => code,
@@ -132,16 +175,98 @@ fn say(message: &str) {
     let _ = writeln!(std::io::stderr(), "worker sandbox: {message}");
 }
 
-/// The launcher waits for the namespace's init and passes its status on.
-fn wait_for(child: Pid) -> i32 {
+/// A pids cgroup for the command's tree, where this process may make one (root with cgroup
+/// v1's `pids` hierarchy, or a cgroup v2 tree that delegates `pids`): the kernel then refuses
+/// any fork past the limit, however fast the tree forks. Elsewhere the init's count stands
+/// alone.
+struct PidsCgroup {
+    dir: PathBuf,
+    parent: PathBuf,
+}
+
+impl PidsCgroup {
+    fn create(max: u64) -> Option<PidsCgroup> {
+        let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let parent = membership.lines().find_map(|line| {
+            let mut fields = line.splitn(3, ':');
+            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+            let path = path.trim_start_matches('/');
+            if controllers.split(',').any(|c| c == "pids") {
+                Some(Path::new("/sys/fs/cgroup/pids").join(path))
+            } else if controllers.is_empty() {
+                let dir = Path::new("/sys/fs/cgroup").join(path);
+                let delegated = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+                    .is_ok_and(|c| c.split_whitespace().any(|c| c == "pids"));
+                delegated.then_some(dir)
+            } else {
+                None
+            }
+        })?;
+        let dir = parent.join(format!("worker-sandbox-{}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = PidsCgroup { dir, parent };
+        let joined = std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).and_then(|()| {
+            std::fs::write(
+                cgroup.dir.join("cgroup.procs"),
+                std::process::id().to_string(),
+            )
+        });
+        match joined {
+            Ok(()) => Some(cgroup),
+            Err(_) => {
+                cgroup.remove();
+                None
+            }
+        }
+    }
+
+    /// Leaves the cgroup and removes it (its tree is gone).
+    fn remove(self) {
+        let _ = std::fs::write(
+            self.parent.join("cgroup.procs"),
+            std::process::id().to_string(),
+        );
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The launcher waits for the namespace's init and passes its status on. It reaps its other
+/// child (the proxy forwarder) too: the init's exit waits until everything in its namespace
+/// has been reaped.
+fn wait_for(init: Pid) -> i32 {
     loop {
-        match waitpid(child, None) {
-            Ok(WaitStatus::Exited(_, code)) => return code,
-            Ok(WaitStatus::Signaled(_, signal, _)) => return 128 + signal as i32,
+        match waitpid(None::<Pid>, None) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == init => return code,
+            Ok(WaitStatus::Signaled(pid, signal, _)) if pid == init => {
+                return 128 + signal as i32;
+            }
             Ok(_) => continue,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => return SETUP_FAILED,
         }
+    }
+}
+
+/// Inside the namespace, `127.0.0.1:3128` leads to worker's proxy socket outside it.
+fn forward(listener: &std::net::TcpListener, socket: &Path) {
+    for inside in listener.incoming().flatten() {
+        let Ok(outside) = std::os::unix::net::UnixStream::connect(socket) else {
+            continue;
+        };
+        let (Ok(mut inside_read), Ok(mut outside_write)) =
+            (inside.try_clone(), outside.try_clone())
+        else {
+            continue;
+        };
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut inside_read, &mut outside_write);
+            let _ = outside_write.shutdown(std::net::Shutdown::Write);
+        });
+        let (mut inside, mut outside) = (inside, outside);
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut outside, &mut inside);
+            let _ = inside.shutdown(std::net::Shutdown::Write);
+        });
     }
 }
 
@@ -156,9 +281,6 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
         None::<&str>,
     )
     .is_ok();
-    if spec.no_network {
-        loopback_up();
-    }
     for path in &spec.hidden {
         hide(path)?;
     }
@@ -178,6 +300,12 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
     let shell = match unsafe { fork() }.map_err(|err| format!("fork: {err}"))? {
         ForkResult::Child => {
             let _ = signals.thread_unblock();
+            // The tree runs below the init's priority, so a tree that hogs the CPUs (a fork
+            // bomb) cannot starve the init that must stop it.
+            // SAFETY: setpriority on this process only.
+            unsafe {
+                nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, COMMAND_NICENESS);
+            }
             let _ = nix::unistd::execvp(&argv[0], &argv);
             say(&format!("cannot run {:?}", argv[0]));
             std::process::exit(127);
@@ -192,34 +320,57 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
     ))
 }
 
-/// The init's loop: reap everything, watch the process count, and end with the shell.
+/// The init's loop: reap, watch the process count, and end with the shell. The count is
+/// checked at least every [`BUSY_CHECK`] while children keep exiting (a fork bomb must not
+/// keep the init busy reaping, nor pile up zombies), and every [`IDLE_CHECK`] otherwise.
 fn reap_until(shell: Pid, max_processes: u64, counting: bool, signals: &SigSet) -> i32 {
     loop {
-        loop {
+        let checked = std::time::Instant::now();
+        let mut idle = false;
+        while checked.elapsed() < BUSY_CHECK {
             match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::Exited(pid, code)) if pid == shell => return end(code),
                 Ok(WaitStatus::Signaled(pid, signal, _)) if pid == shell => {
                     return end(128 + signal as i32);
                 }
-                Ok(WaitStatus::StillAlive) => break,
+                Ok(WaitStatus::StillAlive) => {
+                    idle = true;
+                    break;
+                }
                 Ok(_) => continue,
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(_) => return end(SETUP_FAILED),
             }
         }
         if counting && processes() > max_processes {
+            // Said once everything is stopped, so it is the output's last line.
+            let code = end(137);
             say(&format!(
                 "the command exceeded the sandbox's limit of {max_processes} processes and was stopped"
             ));
-            return end(137);
+            return code;
         }
-        wait_signal(signals, CHECK_INTERVAL);
+        if idle {
+            wait_signal(signals, IDLE_CHECK);
+        }
     }
 }
 
-/// Kills what is left in the namespace and exits with `code`.
+/// Kills what is left in the namespace (again, until nothing is: a process may be forking
+/// while the first signal goes out) and exits with `code`.
 fn end(code: i32) -> i32 {
-    let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+    loop {
+        let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+        while let Ok(status) = waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
+            if status == WaitStatus::StillAlive {
+                break;
+            }
+        }
+        if processes() <= 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     while waitpid(None::<Pid>, None).is_ok() {}
     code
 }
@@ -277,14 +428,11 @@ fn hide(path: &Path) -> Result<(), String> {
     result.map_err(|err| format!("cannot hide {}: {err}", path.display()))
 }
 
+/// `RLIMIT_FSIZE`. (Not `RLIMIT_NPROC`: it counts every process of the user on the machine,
+/// worker's own threads included, so it would fail the commands of a busy worker; the init's
+/// count is the process limit.)
 fn set_limits(spec: &Spec) -> Result<(), String> {
     use nix::sys::resource::{Resource, setrlimit};
-    setrlimit(
-        Resource::RLIMIT_NPROC,
-        spec.max_processes,
-        spec.max_processes,
-    )
-    .map_err(|err| format!("RLIMIT_NPROC: {err}"))?;
     setrlimit(
         Resource::RLIMIT_FSIZE,
         spec.max_file_bytes,
@@ -324,7 +472,8 @@ fn restrict_filesystem(spec: &Spec) -> Result<(), String> {
         })
 }
 
-/// Brings the new network namespace's loopback up, so local servers still work.
+/// Brings the new network namespace's loopback up, so local servers (and the proxy's
+/// forwarder) work.
 fn loopback_up() {
     // SAFETY: plain socket and ioctl calls on a zeroed `ifreq` naming "lo".
     unsafe {

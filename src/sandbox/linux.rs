@@ -10,6 +10,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
 
 use super::launch::{LAUNCH_ARG, SPEC_VAR, Spec};
 use crate::tools::CommandRunner;
@@ -35,8 +36,13 @@ pub const BASE_ENV: &[&str] = &[
     "TZ",
 ];
 
-/// The most processes a command's tree may have at once.
+/// Set to the proxy under `--allow-host`.
+pub const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];
+
+/// The most processes a command's tree may have at once, unless `WORKER_SANDBOX_MAX_PROCESSES`
+/// says otherwise.
 pub const MAX_PROCESSES: u64 = 512;
+pub const MAX_PROCESSES_VAR: &str = "WORKER_SANDBOX_MAX_PROCESSES";
 /// The largest file a command may write.
 pub const MAX_FILE_BYTES: u64 = 4 << 30;
 
@@ -113,6 +119,41 @@ pub struct LinuxRunner {
     pub exe: PathBuf,
     pub hidden: Vec<PathBuf>,
     pub no_network: bool,
+    /// `--allow-host`: the hosts the egress proxy admits (commands get no other network).
+    pub allow_hosts: Option<Arc<Vec<String>>>,
+    /// The proxy's socket, once started (on the first command).
+    pub proxy: OnceLock<Option<PathBuf>>,
+    pub max_processes: u64,
+}
+
+impl LinuxRunner {
+    pub fn new(
+        exe: PathBuf,
+        hidden: Vec<PathBuf>,
+        no_network: bool,
+        allow_hosts: Option<Vec<String>>,
+    ) -> Self {
+        LinuxRunner {
+            exe,
+            hidden,
+            no_network,
+            allow_hosts: allow_hosts.map(Arc::new),
+            proxy: OnceLock::new(),
+            max_processes: MAX_PROCESSES,
+        }
+    }
+
+    /// The proxy's socket, in the run's own directory (which commands cannot write). `None`
+    /// if it could not start: commands then have no way out at all.
+    fn proxy_socket(&self, scratch: &Path) -> Option<PathBuf> {
+        let hosts = self.allow_hosts.as_ref()?;
+        self.proxy
+            .get_or_init(|| {
+                let socket = scratch.parent().unwrap_or(scratch).join("proxy.sock");
+                super::proxy::start(&socket, hosts.clone()).ok()
+            })
+            .clone()
+    }
 }
 
 impl CommandRunner for LinuxRunner {
@@ -124,11 +165,13 @@ impl CommandRunner for LinuxRunner {
         env: &[(String, Option<String>)],
         scratch: &Path,
     ) -> Command {
+        let proxied = self.allow_hosts.is_some();
         let spec = Spec {
             writable: vec![cwd.to_path_buf(), scratch.to_path_buf()],
             hidden: self.hidden.clone(),
-            no_network: self.no_network,
-            max_processes: MAX_PROCESSES,
+            no_network: self.no_network || proxied,
+            proxy_socket: self.proxy_socket(scratch),
+            max_processes: self.max_processes,
             max_file_bytes: MAX_FILE_BYTES,
         };
         let mut cmd = Command::new(&self.exe);
@@ -144,6 +187,12 @@ impl CommandRunner for LinuxRunner {
             }
         }
         cmd.env("TMPDIR", scratch);
+        if proxied {
+            let proxy = format!("http://127.0.0.1:{}", super::proxy::INSIDE_PORT);
+            for key in PROXY_VARS {
+                cmd.env(key, &proxy);
+            }
+        }
         for (key, value) in env {
             match value {
                 Some(value) => cmd.env(key, value),

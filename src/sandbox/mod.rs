@@ -17,6 +17,7 @@ use crate::tools::access::PathPolicy;
 
 pub mod launch;
 pub mod linux;
+pub mod proxy;
 
 /// A sandbox backend worker can run tools in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -99,6 +100,8 @@ pub struct Settings {
     /// Hosts commands may reach; `None`: no restriction asked for.
     pub allow_hosts: Option<Vec<String>>,
     pub no_network: bool,
+    /// `linux`: the most processes a command's tree may have (`WORKER_SANDBOX_MAX_PROCESSES`).
+    pub max_processes: Option<u64>,
     /// Set up for `linux`: what confines the tools.
     pub confinement: Option<Confinement>,
 }
@@ -130,20 +133,31 @@ impl Confinement {
         // The file tools write only in the working directory (commands also have a private
         // temp directory, which they name through TMPDIR).
         let policy = Arc::new(PathPolicy::new(&[cwd.to_path_buf()], &hidden));
+        let proxy_vars: &[&str] = if settings.allow_hosts.is_some() {
+            linux::PROXY_VARS
+        } else {
+            &[]
+        };
         let mut env_keys: Vec<String> = linux::BASE_ENV
             .iter()
             .filter(|key| std::env::var_os(key).is_some())
+            .chain(proxy_vars)
             .map(|key| key.to_string())
             .chain(["TMPDIR".to_string()])
             .chain(settings.env.iter().map(|(key, _)| key.clone()))
             .collect();
         env_keys.sort();
         env_keys.dedup();
-        let runner = Runner(Arc::new(linux::LinuxRunner {
+        let mut runner = linux::LinuxRunner::new(
             exe,
             hidden,
-            no_network: settings.no_network,
-        }));
+            settings.no_network,
+            settings.allow_hosts.clone(),
+        );
+        if let Some(max) = settings.max_processes {
+            runner.max_processes = max;
+        }
+        let runner = Runner(Arc::new(runner));
         Ok(Confinement {
             runner,
             policy,
@@ -177,8 +191,9 @@ impl Settings {
             status: SandboxState {
                 backend: self.backend.name(),
                 cwd: cwd.display().to_string(),
-                network: match (confined, self.no_network) {
-                    (Some(_), true) => "none",
+                network: match (confined, self.no_network, &self.allow_hosts) {
+                    (Some(_), true, _) => "none",
+                    (Some(_), false, Some(_)) => "proxy",
                     _ => "host",
                 },
                 create_ms: confined.map(|c| c.create_ms),

@@ -216,7 +216,14 @@ fn the_worker_cannot_be_signalled_and_a_fork_bomb_is_stopped() {
         bash("b4", "echo alive"),
         answer("done"),
     ]);
-    let run = sandboxed(&scene, &mock, &[], &[]);
+    // A small limit keeps the bomb from taking the machine's process budget from the tests
+    // running beside it.
+    let run = sandboxed(
+        &scene,
+        &mock,
+        &[],
+        &[("WORKER_SANDBOX_MAX_PROCESSES", "48")],
+    );
     run.assert_code(0);
     let results = results(&run);
     assert!(
@@ -228,7 +235,7 @@ fn the_worker_cannot_be_signalled_and_a_fork_bomb_is_stopped() {
     assert!(
         *failed
             && bomb.contains(
-                "the command exceeded the sandbox's limit of 512 processes and was stopped"
+                "the command exceeded the sandbox's limit of 48 processes and was stopped"
             ),
         "{}",
         &bomb[bomb.len().saturating_sub(500)..]
@@ -275,6 +282,44 @@ fn no_network_means_no_connection_at_all() {
         "{text}"
     );
     assert_eq!(closed.first("sandbox_status")["status"]["network"], "none");
+}
+
+#[test]
+fn allow_host_admits_only_the_named_hosts_through_the_proxy() {
+    let port = host_server();
+    let scene = scene();
+    let mock = MockLlm::start(vec![
+        // Allowed: through the proxy to the host's server.
+        bash("b1", &format!("curl -sS -m 5 http://127.0.0.1:{port}/")),
+        // Another host: the proxy refuses it, for plain HTTP and for a CONNECT tunnel.
+        bash(
+            "b2",
+            &format!("curl -sS -m 5 -o /dev/null -w '%{{http_code}}' http://localhost:{port}/"),
+        ),
+        bash(
+            "b3",
+            &format!("curl -sS -m 5 https://localhost:{port}/ 2>&1; true"),
+        ),
+        // Around the proxy: nowhere to go.
+        bash(
+            "b4",
+            &format!("curl -sS -m 3 --noproxy '*' http://127.0.0.1:{port}/ 2>&1; echo code=$?"),
+        ),
+        answer("done"),
+    ]);
+    let run = sandboxed(&scene, &mock, &["--allow-host", "127.0.0.1"], &[]);
+    run.assert_code(0);
+    let results = results(&run);
+    assert_eq!(results[0].0, "hello", "{results:?}");
+    assert_eq!(results[1].0, "403", "{results:?}");
+    assert!(results[2].0.contains("403"), "{results:?}");
+    assert!(
+        !results[3].0.contains("hello") && results[3].0.contains("code=7"),
+        "{results:?}"
+    );
+    let status = &run.first("sandbox_status")["status"];
+    assert_eq!(status["network"], "proxy");
+    assert_eq!(status["allowedHttpHosts"], json!(["127.0.0.1"]));
 }
 
 #[test]
@@ -358,8 +403,8 @@ fn options_the_linux_sandbox_cannot_honour_are_usage_errors() {
     let mock = MockLlm::start(vec![]);
     for (args, message) in [
         (
-            vec!["--allow-host", "github.com"],
-            "--allow-host is not available with --sandbox linux yet",
+            vec!["--allow-host", "github.com", "--no-network"],
+            "--allow-host and --no-network contradict each other",
         ),
         (
             vec!["--sandbox-image", "ubuntu"],
