@@ -298,6 +298,8 @@ fn confine(
     let mut extra: Vec<PathBuf> = args.sandbox_hide.clone();
     extra.extend(args.auth_file.clone());
     extra.extend(env.get("GITHUB_APP_PRIVATE_KEY_PATH").map(PathBuf::from));
+    // worker's own git credential store (written for the GitHub tools' clones and pushes).
+    extra.push(crate::github::git::credentials_path(env));
     let hidden =
         crate::sandbox::hidden_paths(env.get("HOME").map(PathBuf::from).as_deref(), &extra);
     crate::sandbox::Confinement::prepare(

@@ -133,6 +133,19 @@ impl GitHub {
         self.secrets.redact(text).into_owned()
     }
 
+    /// The token at hand without waiting: the configured one, or the App's installation
+    /// token if one has been minted.
+    pub fn cached_token(&self) -> Option<String> {
+        match &self.credentials {
+            Credentials::Token(value) => Some(value.clone()),
+            Credentials::App { .. } => self
+                .state
+                .try_lock()
+                .ok()
+                .and_then(|state| state.as_ref().map(|(token, _)| token.value.clone())),
+        }
+    }
+
     /// A valid token (minting one in App mode when the cached one is near expiry).
     pub async fn token(&self) -> Result<Token, ApiError> {
         Ok(self.client().await?.0)

@@ -36,6 +36,8 @@ pub const DEFAULT_API_URL: &str = "https://api.github.com";
 pub struct GitHubExtension {
     status: ExtensionStatus,
     tools: Vec<Arc<dyn Tool>>,
+    /// The client, when the profile's tools are configured (for the token commands get).
+    shared: Option<Arc<tools::Shared>>,
 }
 
 /// What `--profile` resolved to, and what to warn about.
@@ -66,6 +68,7 @@ pub fn configure(
                     extra: serde_json::Map::new(),
                 },
                 tools: Vec::new(),
+                shared: None,
             },
             warnings: Vec::new(),
         });
@@ -87,6 +90,7 @@ pub fn configure(
                 extension: GitHubExtension {
                     status,
                     tools: Vec::new(),
+                    shared: None,
                 },
                 warnings: vec![format!(
                     "--profile {profile}: GitHub tools skipped ({}): {}",
@@ -118,7 +122,11 @@ pub fn configure(
         None,
     );
     Ok(Configured {
-        extension: GitHubExtension { status, tools },
+        extension: GitHubExtension {
+            status,
+            tools,
+            shared: Some(shared),
+        },
         warnings: Vec::new(),
     })
 }
@@ -152,5 +160,23 @@ impl Extension for GitHubExtension {
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.tools.clone()
+    }
+
+    /// Commands get the run's GitHub token as `GITHUB_TOKEN` and `GH_TOKEN` (as agentic-pi
+    /// injects it), so `git` and `gh` work under a sandbox that scrubs the environment: the
+    /// configured token, or the App's installation token once minted.
+    fn call_env(&self, call: &crate::events::ToolCall) -> Vec<(String, Option<String>)> {
+        let token = self
+            .shared
+            .as_ref()
+            .filter(|_| call.name == "bash")
+            .and_then(|shared| shared.gh.cached_token());
+        match token {
+            Some(token) => vec![
+                ("GITHUB_TOKEN".into(), Some(token.clone())),
+                ("GH_TOKEN".into(), Some(token)),
+            ],
+            None => Vec::new(),
+        }
     }
 }

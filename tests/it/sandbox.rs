@@ -439,3 +439,39 @@ fn sandbox_hide_hides_one_more_path() {
     assert_eq!(results[0].0, "end");
     assert!(results[1].1 && results[1].0.contains("hidden by the sandbox"));
 }
+
+#[test]
+fn with_a_profile_commands_get_the_github_token_but_not_the_credential_store() {
+    let scene = scene();
+    let store = scene.home.join(".config/worker/git-credentials");
+    std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+    std::fs::write(&store, "https://x-access-token:STORE-SECRET@github.com\n").unwrap();
+    let mock = MockLlm::start(vec![
+        bash(
+            "b1",
+            r#"[ -n "$GITHUB_TOKEN" ] && [ "$GH_TOKEN" = "$GITHUB_TOKEN" ] && echo token-present"#,
+        ),
+        bash("b2", "cat ~/.config/worker/git-credentials; echo end"),
+        answer("done"),
+    ]);
+    let run = sandboxed(
+        &scene,
+        &mock,
+        &["--profile", "read"],
+        // A token, and no App (the scene's partial App id would skip the profile).
+        &[
+            ("GITHUB_TOKEN", "ghp_sandboxtoken123"),
+            ("GITHUB_APP_ID", ""),
+        ],
+    );
+    run.assert_code(0);
+    let results = results(&run);
+    assert_eq!(
+        results[0].0,
+        "token-present",
+        "{results:?} {}",
+        run.extension("github")
+    );
+    assert_eq!(results[1].0, "end", "{results:?}");
+    assert!(!run.stdout.contains("STORE-SECRET") && !run.stdout.contains("ghp_sandboxtoken123"));
+}
