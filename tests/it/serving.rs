@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
-use crate::support::{Run, run_worker};
+use crate::support::{Run, read_jsonl, run_worker};
 
 fn dynamo(mock: &MockLlm, args: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {
     let dir = tempfile::tempdir().unwrap();
@@ -303,14 +303,6 @@ fn the_serving_report_reaches_turn_end_and_the_run_totals() {
     );
 }
 
-fn trace_rows(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn tool_records_carry_the_request_that_asked_and_the_one_that_answered() {
     let trace = tempfile::NamedTempFile::new().unwrap();
@@ -338,7 +330,7 @@ fn tool_records_carry_the_request_that_asked_and_the_one_that_answered() {
         run.first("tool_execution_end")["result"]["content"][0]["text"],
         source.as_str()
     );
-    let rows = trace_rows(trace.path());
+    let rows = read_jsonl(trace.path());
     let tool = |kind: &str| {
         rows.iter()
             .find(|r| r["event"]["event_type"] == kind)
@@ -368,7 +360,7 @@ fn a_run_started_by_a_tool_call_names_its_parent_request_everywhere() {
         &[("DYN_AGENT_PARENT_REQUEST_ID", "parent:r0:t4:a1")],
     );
     run.assert_code(0);
-    let rows = trace_rows(trace.path());
+    let rows = read_jsonl(trace.path());
     assert_eq!(rows.len(), 4, "two requests, a start and an end");
     for row in &rows {
         let event = &row["event"];
@@ -396,7 +388,7 @@ fn a_call_the_run_never_answered_has_no_consumer() {
         &[],
     );
     run.assert_code(3);
-    let rows = trace_rows(trace.path());
+    let rows = read_jsonl(trace.path());
     let end = rows
         .iter()
         .find(|r| r["event"]["event_type"] == "tool_end")

@@ -1,14 +1,7 @@
 //! `--trace-file`: request and tool records in Dynamo's format, and linked trajectories.
 
 use super::*;
-
-fn trace_lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use crate::support::read_jsonl;
 
 #[test]
 fn the_trace_file_has_a_request_end_per_model_request_and_the_tool_records() {
@@ -31,7 +24,7 @@ fn the_trace_file_has_a_request_end_per_model_request_and_the_tool_records() {
         &[("DYN_AGENT_TRAJECTORY_ID", "traj-f")],
     );
     run.assert_code(0);
-    let lines = trace_lines(&trace);
+    let lines = read_jsonl(&trace);
     let kinds: Vec<&str> = lines
         .iter()
         .map(|l| l["event"]["event_type"].as_str().unwrap())
@@ -144,7 +137,7 @@ fn a_root_child_grandchild_chain_lands_as_three_linked_trajectories() {
     let root_session = run.events[0]["id"].as_str().unwrap().to_string();
 
     let context = |file: &str| -> Value {
-        let lines = trace_lines(&d.join(file));
+        let lines = read_jsonl(&d.join(file));
         assert!(!lines.is_empty(), "{file} is empty");
         let first = lines[0]["event"]["agent_context"].clone();
         assert!(
@@ -168,7 +161,7 @@ fn a_root_child_grandchild_chain_lands_as_three_linked_trajectories() {
 
     // The child names the root's request whose bash call started it, on every record.
     let asking = format!("{root_session}:r0:t0:a1");
-    for row in trace_lines(&d.join("child-trace.jsonl")) {
+    for row in read_jsonl(&d.join("child-trace.jsonl")) {
         let event = &row["event"];
         let body = if event["event_type"] == "request_end" {
             &event["request"]

@@ -20,10 +20,8 @@
 //! of prompt tokens Dynamo served from its prefix cache on turns 2 and later (the stack
 //! routes by KV overlap over two mocker workers).
 
-use std::path::Path;
-
 use crate::support::mock_llm::*;
-use crate::support::run_worker;
+use crate::support::{read_jsonl, run_worker};
 use serde_json::{Value, json};
 
 mod stack;
@@ -50,14 +48,6 @@ fn of_type<'a>(rows: &'a [Value], kind: &str, trajectory: &str) -> Vec<&'a Value
         .filter(|r| {
             r["event"]["event_type"] == kind && identity(r).0.as_deref() == Some(trajectory)
         })
-        .collect()
-}
-
-fn local_rows(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
 
@@ -178,7 +168,7 @@ fn direct_run(stack: &Stack, expected_protocol: &str) {
     let message = &run.all("message_end")[1]["message"];
     assert_eq!(message["usage"]["output"], 8, "{version}");
 
-    let ours = local_rows(&local);
+    let ours = read_jsonl(&local);
     assert_eq!(
         ours.len(),
         1,
@@ -340,7 +330,7 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
     // result back, in worker's trace and, where Dynamo keeps them, in Dynamo's.
     // The requests the server accepted, in order (on 1.6.1 turn 0's first attempt is refused
     // for its body identity, so its accepted request is attempt 2).
-    let accepted: Vec<String> = local_rows(&local)
+    let accepted: Vec<String> = read_jsonl(&local)
         .iter()
         .filter(|r| r["event"]["event_type"] == "request_end")
         .map(|r| {
@@ -366,7 +356,7 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
             Some(accepted[turn].clone()),
             Some(accepted[turn + 1].clone()),
         );
-        let ours = local_rows(&local)
+        let ours = read_jsonl(&local)
             .into_iter()
             .find(|r| {
                 r["event"]["tool"]["tool_call_id"] == call_id

@@ -120,6 +120,15 @@ impl Run {
     }
 }
 
+/// The lines of a JSONL file (a trace), parsed.
+pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
 /// Runs `worker run <args>` with `stdin`, in `cwd`, with extra environment.
 pub fn run_worker(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     let mut cmd = worker_command(cwd);
