@@ -455,10 +455,8 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn recording_tees_the_body_and_redacts_secrets() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rec.jsonl");
+    /// A recorder writing to `path` that knows one secret, `sk-secret-123`.
+    fn recorder_with_a_secret(path: &Path) -> Arc<Recorder> {
         let header = FixtureHeader {
             worker_fixture: 1,
             provider: "dynamo".into(),
@@ -466,14 +464,15 @@ mod tests {
             recorded_at: None,
             api: None,
         };
-        let recorder = Arc::new(
-            Recorder::create(
-                &path,
-                &header,
-                Secrets::from_values(["sk-secret-123".to_string()]),
-            )
-            .unwrap(),
-        );
+        let secrets = Secrets::from_values(["sk-secret-123".to_string()]);
+        Arc::new(Recorder::create(path, &header, secrets).unwrap())
+    }
+
+    #[tokio::test]
+    async fn recording_tees_the_body_and_redacts_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let recorder = recorder_with_a_secret(&path);
         let inner_text = format!(
             "{HEADER}\n{}\n",
             r#"{"response":{"body":"data: says sk-secret-123\n\n"}}"#
@@ -504,15 +503,7 @@ mod tests {
     async fn a_secret_streamed_in_two_chunks_never_reaches_the_recording() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rec.jsonl");
-        let header = FixtureHeader {
-            worker_fixture: 1,
-            provider: "dynamo".into(),
-            model: "m".into(),
-            recorded_at: None,
-            api: None,
-        };
-        let secrets = Secrets::from_values(["sk-secret-123".to_string()]);
-        let recorder = Arc::new(Recorder::create(&path, &header, secrets).unwrap());
+        let recorder = recorder_with_a_secret(&path);
         let events = json!([
             {"choices": [{"index": 0, "delta": {"content": "it is sk-sec"}}]},
             {"choices": [{"index": 0, "delta": {"content": "ret-123."}}]},
