@@ -229,48 +229,4 @@ impl Settings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn none_and_linux_are_accepted_and_the_error_names_them() {
-        assert_eq!(Backend::parse("none"), Ok(Backend::None));
-        assert_eq!(Backend::parse("linux"), Ok(Backend::Linux));
-        assert_eq!(
-            Backend::parse("gondolin").unwrap_err(),
-            "the gondolin backend is not available in worker; supported: none, linux"
-        );
-        assert_eq!(
-            Backend::parse("docker").unwrap_err(),
-            "unknown sandbox backend 'docker'; supported: none, linux"
-        );
-    }
-
-    #[test]
-    fn env_pairs_and_hosts_are_validated() {
-        assert_eq!(
-            parse_env_pair("A_1=x=y"),
-            Ok(("A_1".to_string(), "x=y".to_string()))
-        );
-        assert_eq!(parse_env_pair("K="), Ok(("K".to_string(), String::new())));
-        assert!(parse_env_pair("1A=x").is_err());
-        assert!(parse_env_pair("noequals").is_err());
-        assert!(parse_env_pair("=x").is_err());
-        assert_eq!(parse_host(" *.github.com "), Ok("*.github.com".to_string()));
-        assert!(parse_host("http://x").is_err());
-        assert!(parse_host("").is_err());
-    }
-
-    #[test]
-    fn restrictions_that_cannot_be_enforced_are_warned_about() {
-        assert!(Settings::default().warnings().is_empty());
-        let asked = Settings {
-            no_network: true,
-            allow_hosts: Some(vec!["github.com".into()]),
-            ..Settings::default()
-        };
-        let warnings = asked.warnings();
-        assert_eq!(warnings.len(), 2);
-        assert!(warnings[0].starts_with("--no-network has no effect"));
-    }
-}
+mod tests;

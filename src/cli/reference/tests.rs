@@ -1,0 +1,51 @@
+use super::*;
+
+#[test]
+fn the_readme_flag_table_is_the_one_clap_describes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let start = readme
+        .find(BEGIN)
+        .expect("README.md lacks the flag table marker")
+        + BEGIN.len();
+    let end = readme
+        .find(END)
+        .expect("README.md lacks the flag table end marker");
+    let expected = format!("\n\n{}\n", flag_table());
+    if std::env::var_os("WORKER_BLESS").is_some() {
+        let updated = format!("{}{expected}{}", &readme[..start], &readme[end..]);
+        std::fs::write(path, updated).unwrap();
+        return;
+    }
+    assert!(
+        readme[start..end] == expected,
+        "README.md's flag table differs from the flags; run WORKER_BLESS=1 cargo test --lib flag_table and review:\n{expected}"
+    );
+}
+
+#[test]
+fn defaults_come_from_the_constants() {
+    let table = flag_table();
+    let row = |flag: &str| {
+        table
+            .lines()
+            .find(|line| line.starts_with(&format!("| `{flag}")))
+            .unwrap()
+            .to_string()
+    };
+    use crate::config::{FlagDuration, defaults};
+    let cell = |value: String| format!("| `{value}` |");
+    assert!(
+        row("--idle-timeout").contains(&cell(FlagDuration(defaults::IDLE_TIMEOUT).to_string())),
+        "{table}"
+    );
+    assert!(
+        row("--bash-timeout").contains(&cell(FlagDuration(defaults::BASH_TIMEOUT_MAX).to_string())),
+        "{table}"
+    );
+    assert!(
+        row("--max-retries").contains(&cell(defaults::MAX_RETRIES.to_string())),
+        "{table}"
+    );
+    assert!(row("-m, --model").contains("| required |"), "{table}");
+}

@@ -1,0 +1,103 @@
+use super::*;
+use serde_json::{Value, json};
+
+fn identity(parent: Option<&str>) -> AgentIdentity {
+    AgentIdentity {
+        session_type_id: "worker".into(),
+        session_id: "s".into(),
+        trajectory_id: "t".into(),
+        parent_trajectory_id: parent.map(str::to_string),
+    }
+}
+
+fn end_event() -> ToolEvent {
+    ToolEvent {
+        tool_call_id: "call-1".into(),
+        tool_class: "bash".into(),
+        started_at_unix_ms: Some(1000),
+        ended_at_unix_ms: Some(1005),
+        status: Some(ToolStatus::Succeeded),
+        duration_ms: Some(5.25),
+        output_bytes: Some(4),
+        error_type: None,
+        source_request_id: Some("s:r0:t0:a1".into()),
+        consumer_request_id: Some("s:r0:t1:a1".into()),
+        parent_request_id: None,
+    }
+}
+
+/// Decodes msgpack into a JSON value to compare whole records.
+fn decode(bytes: &[u8]) -> Value {
+    rmp_serde::from_slice(bytes).unwrap()
+}
+
+#[test]
+fn v1_records_are_msgpack_maps_with_named_keys_and_no_empty_options() {
+    let id = identity(None);
+    let tool = end_event();
+    let bytes = to_msgpack(&AgentTraceRecord::tool(
+        EventType::ToolEnd,
+        1005,
+        &id,
+        &tool,
+    ))
+    .unwrap();
+    // A fixmap marker (0x80..0x8f), not an array (0x90..0x9f).
+    assert_eq!(bytes[0] & 0xf0, 0x80, "map expected, got {:#x}", bytes[0]);
+    assert_eq!(
+        decode(&bytes),
+        json!({
+            "schema": "dynamo.agent.trace.v1",
+            "event_type": "tool_end",
+            "event_time_unix_ms": 1005,
+            "event_source": "harness",
+            "agent_context": {"session_type_id": "worker", "session_id": "s", "trajectory_id": "t"},
+            "tool": {"tool_call_id": "call-1", "tool_class": "bash", "started_at_unix_ms": 1000,
+                     "ended_at_unix_ms": 1005, "status": "succeeded", "duration_ms": 5.25, "output_bytes": 4,
+                     "source_request_id": "s:r0:t0:a1", "consumer_request_id": "s:r0:t1:a1"}
+        })
+    );
+}
+
+#[test]
+fn request_trace_ingress_is_flat_with_the_trajectory_as_session() {
+    let id = identity(Some("parent"));
+    let tool = ToolEvent {
+        status: Some(ToolStatus::Running),
+        ended_at_unix_ms: None,
+        duration_ms: None,
+        output_bytes: None,
+        consumer_request_id: None,
+        parent_request_id: Some("p:r0:t3:a1".into()),
+        ..end_event()
+    };
+    let bytes = to_msgpack(&RequestTraceIngress::tool(
+        EventType::ToolStart,
+        1000,
+        &id,
+        &tool,
+    ))
+    .unwrap();
+    assert_eq!(
+        decode(&bytes),
+        json!({
+            "schema": "dynamo.request.trace.v1",
+            "event_type": "tool_start",
+            "event_time_unix_ms": 1000,
+            "session_id": "t",
+            "parent_session_id": "parent",
+            "tool": {"tool_call_id": "call-1", "tool_class": "bash", "started_at_unix_ms": 1000, "status": "running",
+                     "source_request_id": "s:r0:t0:a1", "parent_request_id": "p:r0:t3:a1"}
+        })
+    );
+}
+
+#[test]
+fn tool_classes_cut_at_the_first_separator() {
+    assert_eq!(tool_class("agent_tools---search"), "agent_tools");
+    assert_eq!(tool_class("mcp/server.tool"), "mcp");
+    assert_eq!(tool_class("bash"), "bash");
+    assert_eq!(tool_class("github_get_issue"), "github_get_issue");
+    assert_eq!(tool_class(""), "unknown");
+    assert_eq!(tool_class("/x"), "unknown");
+}

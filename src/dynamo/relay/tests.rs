@@ -1,0 +1,198 @@
+use super::*;
+use zeromq::{PullSocket, SocketRecv};
+
+async fn pull() -> (PullSocket, String) {
+    let mut socket = PullSocket::new();
+    let endpoint = socket.bind("tcp://127.0.0.1:0").await.unwrap();
+    (socket, endpoint.to_string())
+}
+
+#[tokio::test]
+async fn frames_reach_a_real_pull_socket_with_topic_and_sequence() {
+    let (mut pull, endpoint) = pull().await;
+    let relay = Relay::start(&endpoint, "agent-tool-events", 16).unwrap();
+    relay.publish(b"first".to_vec());
+    relay.publish(b"second".to_vec());
+    for (expected_seq, expected) in [(0u64, &b"first"[..]), (1, b"second")] {
+        let message = tokio::time::timeout(Duration::from_secs(5), pull.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let frames: Vec<Bytes> = message.into_vec();
+        assert_eq!(frames.len(), 3);
+        assert_eq!(&frames[0][..], b"agent-tool-events");
+        assert_eq!(
+            u64::from_be_bytes(frames[1][..].try_into().unwrap()),
+            expected_seq
+        );
+        assert_eq!(&frames[2][..], expected);
+    }
+    let counts = relay.close(Duration::from_millis(250)).await;
+    assert_eq!(
+        counts,
+        RelayCounts {
+            sent: 2,
+            dropped: 0,
+            unconfirmed: 0
+        }
+    );
+}
+
+#[tokio::test]
+async fn with_no_peer_publishing_never_waits_and_everything_is_counted_dropped() {
+    // A port nobody listens on.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("tcp://{}", free.local_addr().unwrap());
+    drop(free);
+    let relay = Relay::start(&endpoint, "agent-tool-events", 1000).unwrap();
+    let started = Instant::now();
+    for i in 0..500u32 {
+        relay.publish(i.to_be_bytes().to_vec());
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    let closing = Instant::now();
+    let counts = relay.close(Duration::from_millis(250)).await;
+    assert!(
+        closing.elapsed() < Duration::from_millis(50),
+        "no peer, no linger: {:?}",
+        closing.elapsed()
+    );
+    assert_eq!(
+        counts,
+        RelayCounts {
+            sent: 0,
+            dropped: 500,
+            unconfirmed: 0
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_full_queue_drops_instead_of_blocking() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("tcp://{}", free.local_addr().unwrap());
+    drop(free);
+    let relay = Relay::start(&endpoint, "t", 4).unwrap();
+    for _ in 0..100 {
+        relay.publish(vec![0; 8]);
+    }
+    assert!(relay.counts().dropped >= 90, "{:?}", relay.counts());
+    let counts = relay.close(Duration::from_millis(100)).await;
+    assert_eq!(counts.sent + counts.dropped + counts.unconfirmed, 100);
+}
+
+#[tokio::test]
+async fn a_stalled_peer_costs_at_most_the_linger() {
+    // A listener that accepts TCP but never speaks ZMTP: the handshake never completes.
+    let hole = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("tcp://{}", hole.local_addr().unwrap());
+    let relay = Relay::start(&endpoint, "t", 100).unwrap();
+    for _ in 0..10 {
+        relay.publish(vec![1]);
+    }
+    let closing = Instant::now();
+    let counts = relay.close(Duration::from_millis(250)).await;
+    assert!(
+        closing.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        closing.elapsed()
+    );
+    assert_eq!(counts.sent + counts.dropped + counts.unconfirmed, 10);
+}
+
+/// A PULL peer on its own thread that accepts the connection, then stops reading until
+/// `resume` fires, then reads everything that ever arrives.
+fn stalled_pull(endpoint: &str) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<usize>) {
+    let (resume, resumed) = std::sync::mpsc::channel::<()>();
+    let endpoint = endpoint.to_string();
+    let reader = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut pull = PullSocket::new();
+        runtime.block_on(async {
+            pull.bind(&endpoint).await.unwrap();
+            // Long enough to complete the relay's handshake.
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        });
+        // A current-thread runtime runs nothing between block_on calls: the peer is stalled.
+        resumed.recv().unwrap();
+        runtime.block_on(async {
+            let mut received = 0;
+            while let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), pull.recv()).await {
+                received += 1;
+            }
+            received
+        })
+    });
+    (resume, reader)
+}
+
+/// The relay runs in its own runtime, shut down the way the CLI ends a run, so that
+/// zmq.rs's queue dies as it does when the process exits.
+fn never_calls_undelivered_events_sent(endpoint: String) {
+    let (resume, reader) = stalled_pull(&endpoint);
+    std::thread::sleep(Duration::from_millis(100));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // 64 MiB: more than the kernel's socket buffers hold, all of it within zmq.rs's queue.
+    let events = 256u64;
+    let counts = runtime.block_on(async {
+        let relay = Relay::start(&endpoint, "t", 1000).unwrap();
+        for _ in 0..events {
+            relay.publish(vec![b'x'; 256 * 1024]);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        relay.close(Duration::from_millis(250)).await
+    });
+    runtime.shutdown_background();
+    resume.send(()).unwrap();
+    let received = reader.join().unwrap() as u64;
+    assert_eq!(
+        counts.sent + counts.dropped + counts.unconfirmed,
+        events,
+        "{counts:?}"
+    );
+    assert!(
+        counts.sent <= received,
+        "{counts:?}, the peer got {received}"
+    );
+    assert!(received < events, "the stall must lose events: {received}");
+    assert!(
+        counts.unconfirmed > 0,
+        "{counts:?}, the peer got {received}"
+    );
+}
+
+#[test]
+fn a_stalled_tcp_peer_never_counts_undelivered_events_as_sent() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    never_calls_undelivered_events_sent(format!("tcp://127.0.0.1:{port}"));
+}
+
+#[test]
+fn a_stalled_ipc_peer_never_counts_undelivered_events_as_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    never_calls_undelivered_events_sent(format!("ipc://{}", dir.path().join("tee").display()));
+}
+
+#[tokio::test]
+async fn an_unparseable_endpoint_is_an_error_to_report() {
+    let err = Relay::start("not an endpoint", "t", 4).err().unwrap();
+    assert!(
+        err.starts_with("invalid ZeroMQ endpoint 'not an endpoint': "),
+        "{err}"
+    );
+}

@@ -1,0 +1,74 @@
+use super::*;
+use crate::config::MapEnv;
+
+#[test]
+fn the_server_url_follows_the_api_base() {
+    let env = MapEnv::default();
+    assert_eq!(
+        server_url(&env, "https://api.github.com"),
+        "https://github.com"
+    );
+    assert_eq!(
+        server_url(&env, "https://ghe.corp/api/v3/"),
+        "https://ghe.corp"
+    );
+    assert_eq!(
+        server_url(&env, "http://127.0.0.1:9999"),
+        "http://127.0.0.1:9999"
+    );
+    assert_eq!(
+        server_url(
+            &MapEnv::from_pairs(&[("GITHUB_SERVER_URL", "file:///srv/git/")]),
+            "x"
+        ),
+        "file:///srv/git"
+    );
+}
+
+#[test]
+fn credentials_are_0600_in_a_0700_directory_and_replaced_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new/creds");
+    write_credentials(&path, "https://github.com", "ghs_abc123").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "https://x-access-token:ghs_abc123@github.com\n"
+    );
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(dir.path().join("new"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
+    write_credentials(&path, "https://ghe.corp", "ghs_def456").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "https://x-access-token:ghs_def456@ghe.corp\n"
+    );
+}
+
+#[test]
+fn odd_tokens_and_paths_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = write_credentials(
+        &dir.path().join("c"),
+        "https://github.com",
+        "tok@evil.com/x",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "refusing to write a token with characters outside [A-Za-z0-9_-] to the git credentials file"
+    );
+    assert!(
+        write_credentials(&dir.path().join("a b"), "https://github.com", "tok")
+            .unwrap_err()
+            .contains("whitespace")
+    );
+}

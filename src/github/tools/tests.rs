@@ -1,0 +1,133 @@
+use super::*;
+use crate::github::auth::Credentials;
+use crate::secrets::Secrets;
+
+fn all_tools() -> Vec<Arc<dyn Tool>> {
+    let gh = GitHub::new(
+        "http://127.0.0.1:9",
+        Credentials::Token("t".into()),
+        std::time::Duration::from_millis(1),
+        Secrets::default(),
+    );
+    let git = GitSettings {
+        server_url: "http://127.0.0.1:9".into(),
+        credentials: PathBuf::from("/nonexistent"),
+    };
+    all(&Arc::new(Shared { gh, git }))
+}
+
+#[test]
+fn every_named_tool_is_defined_once_in_order_with_a_valid_schema() {
+    let tools = all_tools();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    names.sort();
+    let mut expected = TOOL_NAMES.to_vec();
+    expected.sort();
+    assert_eq!(names, expected);
+    for tool in &tools {
+        let schema = tool.parameters();
+        assert_eq!(schema["type"], "object", "{}", tool.name());
+        for required in schema["required"].as_array().unwrap() {
+            assert!(
+                schema["properties"]
+                    .get(required.as_str().unwrap())
+                    .is_some(),
+                "{}: {required}",
+                tool.name()
+            );
+        }
+        assert!(tool.description().len() > 20, "{}", tool.name());
+    }
+}
+
+#[tokio::test]
+async fn a_missing_or_malformed_argument_is_named_with_its_kind() {
+    let tools = all_tools();
+    let tool = |name: &str| tools.iter().find(|t| t.name() == name).unwrap().clone();
+    let ctx = crate::tools::testing::Harness::new().ctx;
+    let err = tool("github_get_issue")
+        .execute(json!({"owner": "o", "issue_number": 2}), ctx.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Validation failed for tool \"github_get_issue\":\n  - repo: required (a non-empty string)\n\nReceived arguments:\n{\n  \"owner\": \"o\",\n  \"issue_number\": 2\n}"
+    );
+    let err = tool("github_get_issue")
+        .execute(
+            json!({"owner": "o", "repo": "r", "issue_number": -1}),
+            ctx.clone(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.message
+            .contains("  - issue_number: expected a non-negative integer, got -1"),
+        "{}",
+        err.message
+    );
+    let err = tool("github_create_pull_request_review")
+        .execute(
+            json!({"owner": "o", "repo": "r", "pull_number": 1, "body": ""}),
+            ctx.clone(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.message
+            .contains("  - event: required (one of APPROVE, REQUEST_CHANGES, COMMENT)"),
+        "{}",
+        err.message
+    );
+    let err = tool("github_list_issues")
+        .execute(json!({"owner": "o", "repo": "r", "state": "x"}), ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.message
+            .contains("  - state: expected one of open, closed, all, got \"x\""),
+        "{}",
+        err.message
+    );
+}
+
+mod props {
+    use super::*;
+    use crate::tools::testing::json_value;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Every GitHub tool's arguments, built from its own parameter names with arbitrary
+        /// values, parse or are rejected; none panics.
+        #[test]
+        fn github_tool_arguments_never_panic(
+            values in proptest::collection::vec(json_value(), 8),
+            picks in proptest::collection::vec(any::<proptest::sample::Index>(), 8),
+        ) {
+            let gh = GitHub::new(
+                "http://127.0.0.1:9",
+                crate::github::auth::Credentials::Token("t".into()),
+                std::time::Duration::from_millis(1),
+                crate::secrets::Secrets::default(),
+            );
+            let git = GitSettings {
+                server_url: "http://127.0.0.1:9".into(),
+                credentials: PathBuf::from("/nonexistent"),
+            };
+            let registry = registry(&Arc::new(Shared { gh, git }));
+            for (tool, (name, parse)) in registry.tools.iter().zip(&registry.parsers) {
+                prop_assert_eq!(tool.name(), *name);
+                let schema = tool.parameters();
+                let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+                let args: serde_json::Map<String, Value> = picks
+                    .iter()
+                    .zip(&values)
+                    .map(|(pick, value)| (pick.get(&names).to_string(), value.clone()))
+                    .collect();
+                parse(&Value::Object(args));
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+use super::*;
+use crate::config::MapEnv;
+
+fn status_of(configured: &Configured) -> Option<ExtensionStatus> {
+    configured
+        .extension
+        .as_ref()
+        .and_then(|e| match e.status().pop() {
+            Some(StatusLine::Extension(status)) => Some(status),
+            _ => None,
+        })
+}
+
+#[test]
+fn off_unless_asked_and_a_bare_endpoint_does_not_enable_it() {
+    let env = MapEnv::from_pairs(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")]);
+    let configured = configure(&env, &Flags::default(), "s", None, &Secrets::default());
+    assert!(configured.extension.is_none());
+    assert!(configured.warnings.is_empty());
+}
+
+#[test]
+fn no_otel_beats_otel_and_the_env_switch() {
+    let env = MapEnv::from_pairs(&[("WORKER_OTEL_ENABLED", "yes")]);
+    let flags = Flags {
+        otel: true,
+        no_otel: true,
+        ..Flags::default()
+    };
+    let status = status_of(&configure(&env, &flags, "s", None, &Secrets::default())).unwrap();
+    assert_eq!(status.status, ExtensionState::Skipped);
+    assert_eq!(status.reason.as_deref(), Some("disabled-by-flag"));
+}
+
+#[test]
+fn content_is_clipped_with_a_count() {
+    let long = "x".repeat(CONTENT_LIMIT + 10);
+    assert_eq!(
+        clip(&long),
+        format!("{}…[truncated 10 chars]", "x".repeat(CONTENT_LIMIT))
+    );
+    assert_eq!(clip("short"), "short");
+}
