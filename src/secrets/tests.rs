@@ -1,0 +1,94 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn longest_secrets_win_and_short_values_are_ignored() {
+    let secrets = Secrets::from_values([
+        "abc".to_string(),
+        "token-123".to_string(),
+        "token-123456".to_string(),
+    ]);
+    assert_eq!(
+        secrets.redact("x token-123456 y token-123 abc"),
+        "x [REDACTED] y [REDACTED] abc"
+    );
+    secrets.add("minted-later");
+    let mut value = json!({"a": ["minted-later"], "b": {"c": "ok"}});
+    secrets.redact_value(&mut value);
+    assert_eq!(value, json!({"a": ["[REDACTED]"], "b": {"c": "ok"}}));
+}
+
+#[test]
+fn json_escaped_forms_are_secrets_too() {
+    let secrets = Secrets::from_values(["pa\"ss\\word-1".to_string()]);
+    let line = serde_json::to_string(&json!({"text": "key pa\"ss\\word-1 here"})).unwrap();
+    assert_eq!(secrets.redact(&line), r#"{"text":"key [REDACTED] here"}"#);
+}
+
+#[test]
+fn a_secret_split_across_pieces_is_still_redacted() {
+    let secrets = Secrets::from_values(["sk-live-0123456789".to_string()]);
+    let mut stream = StreamRedactor::default();
+    let mut out = String::new();
+    for piece in [
+        "my key is sk-li",
+        "ve-01234",
+        "56789, ok",
+        " sk-",
+        "nothing",
+    ] {
+        out.push_str(&stream.push(&secrets, piece));
+    }
+    out.push_str(&stream.flush(&secrets));
+    assert_eq!(out, "my key is [REDACTED], ok sk-nothing");
+    // Nothing that cannot begin a secret is held back.
+    assert_eq!(
+        StreamRedactor::default().push(&secrets, "plain text"),
+        "plain text"
+    );
+}
+
+#[test]
+fn clones_share_the_set() {
+    let secrets = Secrets::default();
+    let other = secrets.clone();
+    other.add("shared-secret");
+    assert_eq!(secrets.redact("shared-secret"), "[REDACTED]");
+}
+
+mod props {
+    use super::super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Text with secrets in it, cut at arbitrary places: the pieces redact to exactly what
+        /// the whole text redacts to, and no secret survives.
+        #[test]
+        fn split_text_redacts_like_whole_text(
+            words in proptest::collection::vec(
+                prop_oneof!["\\PC{0,8}", Just("tok-SECRET-1".to_string()), Just("a\"b\\c-key".to_string())],
+                0..12,
+            ),
+            cuts in proptest::collection::vec(any::<usize>(), 0..10),
+        ) {
+            let secrets = Secrets::from_values(["tok-SECRET-1".to_string(), "a\"b\\c-key".to_string()]);
+            let text: String = words.concat();
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (text.len() + 1)).filter(|c| text.is_char_boundary(*c)).collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut stream = StreamRedactor::default();
+            let mut out = String::new();
+            let mut start = 0;
+            for cut in cuts.into_iter().chain([text.len()]) {
+                out.push_str(&stream.push(&secrets, &text[start..cut]));
+                start = cut;
+            }
+            out.push_str(&stream.flush(&secrets));
+            prop_assert_eq!(&out, &secrets.redact(&text).into_owned());
+            prop_assert!(!out.contains("tok-SECRET-1"));
+            prop_assert!(!out.contains("a\"b\\c-key"));
+        }
+    }
+}
