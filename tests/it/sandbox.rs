@@ -320,20 +320,11 @@ fn the_whole_tree_is_gone_after_the_worker_is_killed() {
         ),
         answer("done"),
     ]);
-    let mut child = crate::support::worker_command(&scene.repo)
+    let mut command = crate::support::worker_command(&scene.repo);
+    command
         .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
-        .env("DYNAMO_BASE_URL", &mock.url)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"start a daemon")
-        .unwrap();
+        .env("DYNAMO_BASE_URL", &mock.url);
+    let mut child = crate::support::spawn_quiet(command, "start a daemon");
     let alive = || {
         let out = std::process::Command::new("pgrep")
             .args(["-f", &marker])

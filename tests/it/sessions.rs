@@ -120,21 +120,12 @@ fn a_run_killed_at_any_moment_resumes_without_running_a_tool_twice() {
             answer("all done"),
             answer("all done, resumed"),
         ]);
-        let mut child = worker_command(dir.path())
+        let mut command = worker_command(dir.path());
+        command
             .args(["run", "--model", "dynamo/m", "--session-id", "crash"])
             .args(["--session-dir", &sessions])
-            .env("DYNAMO_BASE_URL", &mock.url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"do the three steps")
-            .unwrap();
+            .env("DYNAMO_BASE_URL", &mock.url);
+        let mut child = crate::support::spawn_quiet(command, "do the three steps");
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;

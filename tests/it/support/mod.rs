@@ -30,6 +30,25 @@ fn clean(mut cmd: Command, cwd: &Path) -> Command {
     cmd
 }
 
+/// `cmd` started in the background with `prompt` on its stdin and its output discarded (for
+/// runs a test kills).
+pub fn spawn_quiet(mut cmd: Command, prompt: &str) -> std::process::Child {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(prompt.as_bytes())
+        .unwrap();
+    child
+}
+
 /// The tests' shared state directory, removed with the test process.
 pub fn state_home() -> &'static Path {
     static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
