@@ -11,6 +11,7 @@ mod support;
 
 mod agentic_pi;
 mod anthropic;
+mod attacks;
 mod architecture;
 mod budgets;
 mod cli;
