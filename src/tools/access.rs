@@ -4,8 +4,10 @@
 //! Writes must land inside a writable root (the working directory, the sandbox's private
 //! temp directory); nothing under a hidden path (credentials) can be read or listed. Paths are
 //! judged by where they really lead: symlinks are resolved, and for a file that does not
-//! exist yet, its nearest existing ancestor is resolved and the rest normalized, so neither
-//! a symlink planted in the working directory nor `..` can point a write outside.
+//! exist yet, its nearest existing ancestor is resolved and the rest must be plain names, so
+//! neither a symlink planted in the working directory nor `..` can point a write outside.
+//! This check gives the model a clear message early; [`super::confined`] makes the kernel hold
+//! the same line when the file is actually opened, so a path changed in between cannot escape.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -33,20 +35,41 @@ impl PathPolicy {
 
     /// Refuses `path` for `access` with a message naming the rule.
     pub fn check(&self, path: &Path, access: Access) -> Result<(), ToolError> {
-        let real = real_path(path);
+        let real = match access {
+            Access::Read => real_path(path),
+            Access::Write => super::confined::resolve_for_write(path).map_err(|reason| {
+                ToolError::new(format!("Access denied: {}: {reason}", path.display()))
+            })?,
+        };
         if self.is_hidden(&real) {
-            return Err(ToolError::new(format!(
-                "Access denied: {} is hidden by the sandbox (credentials are not readable)",
-                path.display()
-            )));
+            return Err(self.hidden_error(path));
         }
-        if access == Access::Write && !self.writable.iter().any(|root| real.starts_with(root)) {
-            return Err(ToolError::new(format!(
-                "Access denied: {} is outside the sandbox's writable area (the working directory and its private temp directory); everything else is read-only",
-                path.display()
-            )));
+        if access == Access::Write && self.writable_root_of(&real).is_none() {
+            return Err(self.outside_error(path));
         }
         Ok(())
+    }
+
+    /// The writable root a resolved path lies in.
+    pub fn writable_root_of(&self, real: &Path) -> Option<&Path> {
+        self.writable
+            .iter()
+            .find(|root| real.starts_with(root))
+            .map(PathBuf::as_path)
+    }
+
+    pub fn hidden_error(&self, path: &Path) -> ToolError {
+        ToolError::new(format!(
+            "Access denied: {} is hidden by the sandbox (credentials are not readable)",
+            path.display()
+        ))
+    }
+
+    pub fn outside_error(&self, path: &Path) -> ToolError {
+        ToolError::new(format!(
+            "Access denied: {} is outside the sandbox's writable area (the working directory and its private temp directory); everything else is read-only",
+            path.display()
+        ))
     }
 
     /// Whether a path (already resolved) is under a hidden one.

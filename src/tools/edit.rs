@@ -12,11 +12,10 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::access::Access;
-use super::atomic::Encoding;
+use super::access::{Access, PathPolicy};
+use super::confined::{WriteTarget, write_error};
 use super::edit_match::{Edit, MatchError, apply_edits, first_changed_line};
-use super::files::read_regular;
-use super::write::write_error;
+use super::encoding::Encoding;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
@@ -78,7 +77,8 @@ impl TypedTool for EditTool {
         let path = ctx.path(&args.path, Access::Write)?;
         let _guard = ctx.files.lock(&path).await;
         let display = args.path;
-        tokio::task::spawn_blocking(move || edit_file(&path, &display, &edits))
+        let policy = ctx.policy.clone();
+        tokio::task::spawn_blocking(move || edit_file(&path, policy.as_deref(), &display, &edits))
             .await
             .map_err(|err| ToolError::new(format!("edit failed: {err}")))?
     }
@@ -119,11 +119,17 @@ fn to_edit(param: &EditParam) -> Edit {
     }
 }
 
-fn edit_file(path: &Path, display: &str, edits: &[Edit]) -> Result<ToolResult, ToolError> {
+fn edit_file(
+    path: &Path,
+    policy: Option<&PathPolicy>,
+    display: &str,
+    edits: &[Edit],
+) -> Result<ToolResult, ToolError> {
     if path.is_dir() {
         return Err(ToolError::new(format!("Path is a directory: {display}")));
     }
-    let raw = read_regular(path, display, "edit")?;
+    let target = WriteTarget::open(path, policy, false, display)?;
+    let raw = target.read_regular(display, "edit")?;
     let text = String::from_utf8(raw).map_err(|err| {
         ToolError::new(format!(
             "{display} is not valid UTF-8 (invalid byte at offset {}); edit will not rewrite it. Use bash for binary or non-UTF-8 files.",
@@ -134,7 +140,7 @@ fn edit_file(path: &Path, display: &str, edits: &[Edit]) -> Result<ToolResult, T
     let applied =
         apply_edits(&original, edits).map_err(|err| match_error(err, display, edits.len()))?;
     encoding
-        .write(path, &applied.content)
+        .write(&target, &applied.content)
         .map_err(|err| write_error(&err, display))?;
 
     let diff = TextDiff::from_lines(&original, &applied.content)

@@ -200,7 +200,12 @@ pub(super) fn run_query(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            if let Some(hits) = search_file(&mut searcher, &matcher, entry.path(), wanted) {
+            let policy = query.policy.as_deref();
+            let opened = open_entry(entry.path(), entry.depth() > 0, policy);
+            let Some(file) = opened else {
+                return WalkState::Continue;
+            };
+            if let Some(hits) = search_file(&mut searcher, &matcher, &file, entry.path(), wanted) {
                 let count = hits.lines.iter().filter(|h| h.is_match).count();
                 matches.fetch_add(count, Ordering::Relaxed);
                 found.lock_or_recover().push(hits);
@@ -216,9 +221,32 @@ pub(super) fn run_query(
     Ok(render(root, files, limit, skip, query.paged))
 }
 
+/// Opens a file the walk found. Below the root, a symlink there now was swapped in after the
+/// walk listed a file, and is skipped; under a sandbox, a file that turns out to be a hidden
+/// one once open (a directory on its path swapped for a link) is skipped too.
+fn open_entry(
+    path: &Path,
+    below_root: bool,
+    policy: Option<&super::access::PathPolicy>,
+) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = nix::fcntl::OFlag::O_NONBLOCK;
+    if below_root {
+        flags |= nix::fcntl::OFlag::O_NOFOLLOW;
+    }
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(flags.bits())
+        .open(path)
+        .ok()?;
+    super::confined::verify_opened(policy, &file, "").ok()?;
+    Some(file)
+}
+
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
+    file: &std::fs::File,
     path: &Path,
     limit: usize,
 ) -> Option<FileHits> {
@@ -227,7 +255,7 @@ fn search_file(
         matches: 0,
         limit,
     };
-    searcher.search_path(matcher, path, &mut collector).ok()?;
+    searcher.search_file(matcher, file, &mut collector).ok()?;
     (collector.matches > 0).then(|| FileHits {
         path: path.to_path_buf(),
         lines: collector.lines,

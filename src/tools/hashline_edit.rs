@@ -13,12 +13,11 @@ use serde::Deserialize;
 use serde_json::json;
 use similar::TextDiff;
 
-use super::access::Access;
-use super::atomic::Encoding;
+use super::access::{Access, PathPolicy};
+use super::confined::{WriteTarget, write_error};
 use super::edit_match::first_changed_line;
-use super::files::read_regular;
+use super::encoding::Encoding;
 use super::hashline::{line_prefix, line_tag, parse_anchor};
-use super::write::write_error;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
@@ -120,7 +119,8 @@ impl TypedTool for HashlineEditTool {
         let _guard = ctx.files.lock(&path).await;
         let display = args.path;
         let edits = args.edits;
-        tokio::task::spawn_blocking(move || edit_file(&path, &display, edits))
+        let policy = ctx.policy.clone();
+        tokio::task::spawn_blocking(move || edit_file(&path, policy.as_deref(), &display, edits))
             .await
             .map_err(|err| ToolError::new(format!("hashline_edit failed: {err}")))?
     }
@@ -135,8 +135,14 @@ struct Planned {
     lines: Vec<String>,
 }
 
-fn edit_file(path: &Path, display: &str, edits: Vec<EditParam>) -> Result<ToolResult, ToolError> {
-    let raw = read_regular(path, display, "hashline_edit")?;
+fn edit_file(
+    path: &Path,
+    policy: Option<&PathPolicy>,
+    display: &str,
+    edits: Vec<EditParam>,
+) -> Result<ToolResult, ToolError> {
+    let target = WriteTarget::open(path, policy, false, display)?;
+    let raw = target.read_regular(display, "hashline_edit")?;
     let text = String::from_utf8(raw).map_err(|_| {
         ToolError::new(format!(
             "{display} is not valid UTF-8; hashline_edit will not rewrite it."
@@ -166,7 +172,7 @@ fn edit_file(path: &Path, display: &str, edits: Vec<EditParam>) -> Result<ToolRe
         )));
     }
     encoding
-        .write(path, &updated)
+        .write(&target, &updated)
         .map_err(|err| write_error(&err, display))?;
 
     let diff = TextDiff::from_lines(&original, &updated)

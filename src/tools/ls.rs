@@ -6,8 +6,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::access::Access;
+use std::os::unix::fs::OpenOptionsExt;
+
+use super::access::{Access, PathPolicy};
 use super::args::Count;
+use super::confined::{fd_path, verify_opened};
 use super::truncate::Listing;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
@@ -44,23 +47,38 @@ impl TypedTool for LsTool {
             .limit
             .filter(|n| n.0 > 0)
             .map_or(DEFAULT_LIMIT, |n| n.0 as usize);
-        tokio::task::spawn_blocking(move || list(&dir, &display, limit))
+        let policy = ctx.policy.clone();
+        tokio::task::spawn_blocking(move || list(&dir, policy.as_deref(), &display, limit))
             .await
             .map_err(|err| ToolError::new(format!("ls failed: {err}")))?
     }
 }
 
-fn list(dir: &Path, display: &str, limit: usize) -> Result<ToolResult, ToolError> {
-    let meta = std::fs::metadata(dir).map_err(|err| match err.kind() {
-        std::io::ErrorKind::PermissionDenied => {
-            ToolError::new(format!("Permission denied: {display}"))
-        }
-        _ => ToolError::new(format!("Path not found: {display}")),
-    })?;
+fn list(
+    dir: &Path,
+    policy: Option<&PathPolicy>,
+    display: &str,
+    limit: usize,
+) -> Result<ToolResult, ToolError> {
+    // Opened once, checked where it really is, and listed through that same descriptor.
+    let opened = std::fs::File::options()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(dir)
+        .map_err(|err| match err.kind() {
+            std::io::ErrorKind::PermissionDenied => {
+                ToolError::new(format!("Permission denied: {display}"))
+            }
+            _ => ToolError::new(format!("Path not found: {display}")),
+        })?;
+    let meta = opened
+        .metadata()
+        .map_err(|err| ToolError::new(format!("Could not list {display}: {err}")))?;
     if !meta.is_dir() {
         return Err(ToolError::new(format!("Not a directory: {display}")));
     }
-    let reader = std::fs::read_dir(dir).map_err(|err| match err.kind() {
+    verify_opened(policy, &opened, display)?;
+    let reader = std::fs::read_dir(fd_path(&opened)).map_err(|err| match err.kind() {
         std::io::ErrorKind::PermissionDenied => {
             ToolError::new(format!("Permission denied: {display}"))
         }
@@ -71,7 +89,7 @@ fn list(dir: &Path, display: &str, limit: usize) -> Result<ToolResult, ToolError
         .map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
             // Follow symlinks: a link to a directory is listed as one.
-            let is_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
+            let is_dir = std::fs::metadata(dir.join(entry.file_name())).is_ok_and(|m| m.is_dir());
             let shown = if is_dir { format!("{name}/") } else { name };
             (shown.to_lowercase(), shown)
         })

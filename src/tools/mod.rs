@@ -21,11 +21,12 @@ use crate::events::{TextContent, ToolResult};
 
 pub mod access;
 pub mod args;
-mod atomic;
 mod bash;
+pub mod confined;
 mod define;
 mod edit;
 mod edit_match;
+mod encoding;
 pub mod files;
 mod find;
 mod grep;
@@ -91,6 +92,11 @@ impl ToolContext {
             policy.check(&path, access)?;
         }
         Ok(path)
+    }
+
+    /// The sandbox's rules, for the opens that the kernel holds to them ([`confined`]).
+    pub fn policy(&self) -> Option<&access::PathPolicy> {
+        self.policy.as_deref()
     }
 }
 

@@ -12,8 +12,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::access::Access;
+use super::access::{Access, PathPolicy};
 use super::args::{Count, Flag};
+use super::confined::verify_opened;
 use super::files::{Irregular, not_regular, open_regular, read_error};
 use super::hashline::line_prefix;
 use super::truncate::{MAX_BYTES, MAX_LINES, TruncatedBy, Truncation, format_size};
@@ -58,7 +59,8 @@ impl TypedTool for ReadTool {
             limit: args.limit.map(|n| n.0).filter(|n| *n > 0),
             hashline: args.hashline.is_some_and(|f| f.0),
         };
-        tokio::task::spawn_blocking(move || read_file(&path, &request))
+        let policy = ctx.policy.clone();
+        tokio::task::spawn_blocking(move || read_file(&path, policy.as_deref(), &request))
             .await
             .map_err(|err| ToolError::new(format!("read failed: {err}")))?
     }
@@ -90,9 +92,17 @@ enum Stop {
     Caps(TruncatedBy),
 }
 
-fn read_file(path: &Path, req: &ReadRequest) -> Result<ToolResult, ToolError> {
+fn read_file(
+    path: &Path,
+    policy: Option<&PathPolicy>,
+    req: &ReadRequest,
+) -> Result<ToolResult, ToolError> {
     let display = &req.display;
-    let (file, meta) = match open_regular(path).map_err(|err| read_error(&err, display))? {
+    let opened = open_regular(path).map_err(|err| read_error(&err, display))?;
+    if let Ok((file, _)) = &opened {
+        verify_opened(policy, file, display)?;
+    }
+    let (file, meta) = match opened {
         Ok(opened) => opened,
         Err(Irregular::Directory) => {
             return Err(ToolError::new(format!(

@@ -1,14 +1,12 @@
 //! `write {path, content}`: create or replace a whole file, atomically.
 
-use std::io;
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::access::Access;
-use super::atomic::write_atomic;
-use super::files::{Irregular, not_regular};
+use super::access::{Access, PathPolicy};
+use super::confined::{WriteTarget, write_error};
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
@@ -41,9 +39,12 @@ impl TypedTool for WriteTool {
         let _guard = ctx.files.lock(&path).await;
         let display = args.path.clone();
         let bytes = args.content.len();
-        tokio::task::spawn_blocking(move || write_file(&path, &display, &args.content))
-            .await
-            .map_err(|err| ToolError::new(format!("write failed: {err}")))??;
+        let policy = ctx.policy.clone();
+        tokio::task::spawn_blocking(move || {
+            write_file(&path, policy.as_deref(), &display, &args.content)
+        })
+        .await
+        .map_err(|err| ToolError::new(format!("write failed: {err}")))??;
         Ok(text_result(
             format!("Successfully wrote {bytes} bytes to {}", args.path),
             None,
@@ -51,27 +52,17 @@ impl TypedTool for WriteTool {
     }
 }
 
-fn write_file(path: &Path, display: &str, content: &str) -> Result<(), ToolError> {
-    if path.is_dir() {
-        return Err(ToolError::new(format!("Path is a directory: {display}")));
-    }
-    // Replacing a FIFO or device with a regular file is never what was meant.
-    if let Ok(meta) = std::fs::metadata(path)
-        && !meta.is_file()
-    {
-        return Err(not_regular(display, Irregular::of(&meta), "write"));
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|err| write_error(&err, display))?;
-    }
-    write_atomic(path, content.as_bytes()).map_err(|err| write_error(&err, display))
-}
-
-pub(super) fn write_error(err: &io::Error, display: &str) -> ToolError {
-    match err.kind() {
-        io::ErrorKind::PermissionDenied => ToolError::new(format!("Permission denied: {display}")),
-        _ => ToolError::new(format!("Could not write {display}: {err}")),
-    }
+fn write_file(
+    path: &Path,
+    policy: Option<&PathPolicy>,
+    display: &str,
+    content: &str,
+) -> Result<(), ToolError> {
+    let target = WriteTarget::open(path, policy, true, display)?;
+    target.refuse_irregular(display, "write")?;
+    target
+        .replace(content.as_bytes())
+        .map_err(|err| write_error(&err, display))
 }
 
 #[cfg(test)]
