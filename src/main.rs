@@ -17,7 +17,10 @@ use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
     // `worker __sandbox …`: the sandbox launcher `bash` starts under --sandbox linux.
-    if let Some(code) = worker::sandbox::launch::main_if_launcher() {
+    // `worker __contain …`: the same under --sandbox none, to contain what commands start.
+    let launched = worker::sandbox::launch::main_if_launcher()
+        .or_else(worker::sandbox::contain::main_if_contained);
+    if let Some(code) = launched {
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     // A panic anywhere is reported as worker's own error line, never as a bare trace.

@@ -255,6 +255,7 @@ impl Session {
                     .confinement
                     .as_ref()
                     .map(|c| c.runner.clone()),
+                launcher: config.sandbox.launcher.clone(),
                 ..BashSettings::default()
             },
             policy: config

@@ -173,9 +173,14 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         no_network: args.no_network,
         max_processes: None,
         confinement: None,
+        launcher: None,
     };
     if args.sandbox == crate::sandbox::Backend::Linux {
         config.sandbox.confinement = Some(confine(args, env, &config)?);
+    } else {
+        config.sandbox.launcher = std::env::current_exe()
+            .ok()
+            .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
     }
     config.session = match session_setup(args, env, &config) {
         Ok(setup) => setup,

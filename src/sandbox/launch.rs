@@ -7,10 +7,12 @@
 //! 2. forks the namespace's init (PID 1), which dies with the launcher (`PDEATHSIG`), and the
 //!    launcher dies with worker, so the whole tree goes when worker does: the kernel kills
 //!    every process of a PID namespace when its init exits, `setsid` or not;
-//! 3. in the init: mounts a fresh `/proc` (the tree sees only itself: no worker to signal),
-//!    covers each hidden path with an empty read-only tmpfs (directories) or `/dev/null`
-//!    (files), caps file sizes, and applies Landlock: read and execute everywhere, write only in
-//!    the writable roots and a few devices;
+//! 3. in the init, in a mount namespace of its own: mounts a fresh `/proc` (the tree sees
+//!    only itself: no worker to signal), builds the command's view of the filesystem
+//!    ([`super::view`]: private temp directories, credentials covered, everything read-only
+//!    but the writable roots), caps file sizes, and applies Landlock: read and execute
+//!    everywhere, write only in the writable roots and a few devices; with no network, the
+//!    command's process also gets the Unix-socket filter ([`super::seccomp`]);
 //! 4. forks the shell and stays as init: reaps orphans, keeps the tree under the process
 //!    limit (it counts its own `/proc`: `RLIMIT_NPROC` counts the user's processes on the
 //!    whole machine, and does not bind root), and when the shell exits kills what is left and
@@ -43,6 +45,10 @@ pub const SETUP_FAILED: i32 = 126;
 pub struct Spec {
     /// Trees commands may write to (the working directory, the private temp directory).
     pub writable: Vec<PathBuf>,
+    /// The run's private temp directory, which `/tmp` and `/var/tmp` become.
+    pub temp_dir: PathBuf,
+    /// The run's own directory (spill files, the temp directory): readable at its own path.
+    pub run_dir: Option<PathBuf>,
     /// Paths covered with nothing: credentials.
     pub hidden: Vec<PathBuf>,
     /// A network namespace of its own, with only loopback: no network at all, unless
@@ -106,7 +112,10 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
         .saturating_add(spec.max_processes / 8 + 8);
     let cgroup = PidsCgroup::create(cap);
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC;
     if spec.no_network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -273,6 +282,9 @@ fn forward(listener: &std::net::TcpListener, socket: &Path) {
 /// PID 1 of the sandbox.
 fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|err| format!("prctl: {err}"))?;
+    // A mount namespace of the init's own: the launcher (and the proxy forwarder) keep the
+    // view they had, and only the command's is made read-only.
+    unshare(CloneFlags::CLONE_NEWNS).map_err(|err| format!("cannot create namespaces: {err}"))?;
     let proc_mounted = mount(
         Some("proc"),
         "/proc",
@@ -281,9 +293,12 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
         None::<&str>,
     )
     .is_ok();
-    for path in &spec.hidden {
-        hide(path)?;
-    }
+    // The working directory is entered again once the view is built: the one the launcher was
+    // started in belongs to the mounts beneath the view, where no credential is covered.
+    let cwd = std::env::current_dir().map_err(|err| format!("working directory: {err}"))?;
+    super::view::build(spec)?;
+    std::env::set_current_dir(&cwd)
+        .map_err(|err| format!("cannot enter {}: {err}", cwd.display()))?;
     set_limits(spec)?;
     restrict_filesystem(spec)?;
     let mut signals = SigSet::empty();
@@ -300,6 +315,12 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
     let shell = match unsafe { fork() }.map_err(|err| format!("fork: {err}"))? {
         ForkResult::Child => {
             let _ = signals.thread_unblock();
+            if spec.no_network
+                && let Err(message) = super::seccomp::deny_unix_sockets()
+            {
+                say(&message);
+                std::process::exit(SETUP_FAILED);
+            }
             // The tree runs below the init's priority, so a tree that hogs the CPUs (a fork
             // bomb) cannot starve the init that must stop it.
             // SAFETY: setpriority on this process only.
@@ -401,31 +422,6 @@ fn wait_signal(signals: &SigSet, timeout: Duration) {
     unsafe {
         nix::libc::sigtimedwait(signals.as_ref(), std::ptr::null_mut(), &spec);
     }
-}
-
-/// Covers a credential: an empty read-only tmpfs over a directory, `/dev/null` over a file.
-fn hide(path: &Path) -> Result<(), String> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    let result = if meta.is_dir() {
-        mount(
-            Some("tmpfs"),
-            path,
-            Some("tmpfs"),
-            MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-            Some("size=4k,mode=000"),
-        )
-    } else {
-        mount(
-            Some("/dev/null"),
-            path,
-            None::<&str>,
-            MsFlags::MS_BIND,
-            None::<&str>,
-        )
-    };
-    result.map_err(|err| format!("cannot hide {}: {err}", path.display()))
 }
 
 /// `RLIMIT_FSIZE`. (Not `RLIMIT_NPROC`: it counts every process of the user on the machine,

@@ -168,6 +168,8 @@ impl CommandRunner for LinuxRunner {
         let proxied = self.allow_hosts.is_some();
         let spec = Spec {
             writable: vec![cwd.to_path_buf(), scratch.to_path_buf()],
+            temp_dir: scratch.to_path_buf(),
+            run_dir: scratch.parent().map(Path::to_path_buf),
             hidden: self.hidden.clone(),
             no_network: self.no_network || proxied,
             proxy_socket: self.proxy_socket(scratch),

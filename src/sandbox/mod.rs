@@ -15,9 +15,12 @@ use crate::events::{SandboxState, SandboxStatus};
 use crate::tools::Runner;
 use crate::tools::access::PathPolicy;
 
+pub mod contain;
 pub mod launch;
 pub mod linux;
 pub mod proxy;
+mod seccomp;
+mod view;
 
 /// A sandbox backend worker can run tools in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,6 +107,10 @@ pub struct Settings {
     pub max_processes: Option<u64>,
     /// Set up for `linux`: what confines the tools.
     pub confinement: Option<Confinement>,
+    /// `none`: worker's own binary and [`contain::CONTAIN_ARG`], which start each command in a
+    /// PID namespace of its own so nothing it starts outlives worker. `None` (a library caller
+    /// whose binary is not worker's): commands start directly.
+    pub launcher: Option<Vec<std::ffi::OsString>>,
 }
 
 /// How the `linux` backend confines the tools of a run.

@@ -141,6 +141,9 @@ pub struct BashSettings {
     pub secrets: crate::secrets::Secrets,
     /// Runs commands instead of worker's own shell (a sandbox); `None`: the host shell.
     pub runner: Option<Runner>,
+    /// Without a runner: the program and arguments each command's shell is started through
+    /// (`worker __contain`, which contains what it starts); `None`: the shell starts directly.
+    pub launcher: Option<Vec<std::ffi::OsString>>,
 }
 
 impl BashSettings {
@@ -159,6 +162,7 @@ impl Default for BashSettings {
             budget_end: None,
             secrets: crate::secrets::Secrets::default(),
             runner: None,
+            launcher: None,
         }
     }
 }

@@ -647,30 +647,32 @@ fn running(pid: i32) -> bool {
 #[test]
 fn no_process_a_command_started_survives_a_killed_worker() {
     use nix::sys::signal::Signal;
+    // Each command records its pid as the host sees it (`$$` is the pid inside the command's
+    // own PID namespace).
     let cases = [
         (
-            "sh -c 'echo $$ >> pids; exec sleep 100'; echo done",
+            "sh -c 'read -r p _ < /proc/self/stat; echo $p >> pids; exec sleep 100'; echo done",
             vec![Signal::SIGKILL],
         ),
         (
-            "sh -c 'echo $$ >> pids; exec sleep 100' | cat",
+            "sh -c 'read -r p _ < /proc/self/stat; echo $p >> pids; exec sleep 100' | cat",
             vec![Signal::SIGKILL],
         ),
         (
-            "sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            "sh -c 'read -r p _ < /proc/self/stat; echo $p >> pids; exec sleep 100' & wait",
             vec![Signal::SIGKILL],
         ),
         (
-            "sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            "sh -c 'read -r p _ < /proc/self/stat; echo $p >> pids; exec sleep 100' & wait",
             vec![Signal::SIGHUP],
         ),
         (
-            "sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            "sh -c 'read -r p _ < /proc/self/stat; echo $p >> pids; exec sleep 100' & wait",
             vec![Signal::SIGQUIT],
         ),
         // The second signal exits at once, without the usual cleanup.
         (
-            "trap '' TERM; sh -c 'echo $$ >> pids; exec sleep 100' & wait",
+            "trap '' TERM; sh -c 'read -r p _ < /proc/self/stat; echo $p >> pids; exec sleep 100' & wait",
             vec![Signal::SIGTERM, Signal::SIGTERM],
         ),
     ];

@@ -127,7 +127,10 @@ fn sigint_during_a_model_request_ends_the_stream_and_exits_130() {
 #[test]
 fn sigterm_during_bash_kills_its_process_group_and_exits_143() {
     let dir = tempfile::tempdir().unwrap();
-    let command = "sleep 60 & echo $! > bg.pid; echo started; sleep 60";
+    // The job records its pid as the host sees it (`$!` is its pid in the command's own PID
+    // namespace).
+    let command = "sh -c 'read -r p _ < /proc/self/stat; echo $p > bg.pid; exec sleep 60' & \
+                   while [ ! -s bg.pid ]; do sleep 0.01; done; echo started; sleep 60";
     let args = serde_json::to_string(&json!({"command": command})).unwrap();
     let mock = MockLlm::start(vec![call("c1", "bash", &args)]);
     let mut child = spawn_dynamo(dir.path(), &mock.url, &["q"]);

@@ -13,15 +13,17 @@ use crate::support::mock_llm::*;
 use crate::support::{Run, run_worker};
 
 /// A repository, a home with credentials, and a directory outside both.
-struct Scene {
+pub(crate) struct Scene {
     _root: tempfile::TempDir,
-    repo: PathBuf,
-    home: PathBuf,
-    outside: PathBuf,
+    pub repo: PathBuf,
+    pub home: PathBuf,
+    pub outside: PathBuf,
 }
 
-fn scene() -> Scene {
-    let root = tempfile::tempdir().unwrap();
+pub(crate) fn scene() -> Scene {
+    // Outside /tmp: a sandboxed command gets a private /tmp, where nothing of the host's is.
+    // Outside /tmp: a sandboxed command gets a private /tmp, where nothing of the host's is.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let base = root.path().canonicalize().unwrap();
     let (repo, home, outside) = (base.join("repo"), base.join("home"), base.join("outside"));
     for dir in [&repo, &home.join(".ssh"), &home.join(".aws"), &outside] {
@@ -45,11 +47,16 @@ fn scene() -> Scene {
     }
 }
 
-fn bash(id: &str, command: &str) -> Reply {
+pub(crate) fn bash(id: &str, command: &str) -> Reply {
     call(id, "bash", &json!({ "command": command }).to_string())
 }
 
-fn sandboxed(scene: &Scene, mock: &MockLlm, extra: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn sandboxed(
+    scene: &Scene,
+    mock: &MockLlm,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
     let mut args = vec!["--model", "dynamo/m", "--sandbox", "linux"];
     args.extend_from_slice(extra);
     let home = scene.home.to_str().unwrap();
@@ -69,7 +76,7 @@ fn sandboxed(scene: &Scene, mock: &MockLlm, extra: &[&str], env: &[(&str, &str)]
 }
 
 /// The result text and error flag of each tool call, in order.
-fn results(run: &Run) -> Vec<(String, bool)> {
+pub(crate) fn results(run: &Run) -> Vec<(String, bool)> {
     run.all("tool_execution_end")
         .iter()
         .map(|e| {
@@ -114,10 +121,11 @@ fn writes_outside_the_working_directory_fail_from_every_tool() {
     run.assert_code(0);
     let results = results(&run);
     let says = |i: usize, text: &str| assert!(results[i].0.contains(text), "{:?}", results[i]);
-    // bash: the kernel refuses; the file tools: an error result naming the rule.
-    says(0, "Permission denied");
+    // bash: the kernel refuses (the filesystem is read-only outside the writable roots); the
+    // file tools: an error result naming the rule.
+    says(0, "Read-only file system");
     says(1, "outside the sandbox's writable area");
-    says(2, "Permission denied");
+    says(2, "Read-only file system");
     says(3, "outside the sandbox's writable area");
     assert!(results[1].1 && results[3].1, "{results:?}");
     assert!(results[4].1, "{:?}", results[4]);
@@ -412,7 +420,7 @@ fn sandbox_hide_hides_one_more_path() {
         &[],
     );
     run.assert_code(0);
-    assert!(!run.stdout.contains("HIDE-ME"));
+    assert!(!run.stdout.contains("HIDE-ME"), "{:?}", results(&run));
     let results = results(&run);
     assert_eq!(results[0].0, "end");
     assert!(results[1].1 && results[1].0.contains("hidden by the sandbox"));

@@ -115,7 +115,14 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
             .as_ref()
             .map(|(runner, scratch)| (*runner, scratch.as_path()));
         (
-            process::spawn(command, &ctx.cwd, &ctx.bash.env, runner, watchdog),
+            process::spawn(
+                command,
+                &ctx.cwd,
+                &ctx.bash.env,
+                runner,
+                ctx.bash.launcher.as_deref(),
+                watchdog,
+            ),
             watchdog.is_some(),
         )
     });

@@ -38,13 +38,21 @@ pub fn spawn(
     cwd: &Path,
     env: &[(String, Option<String>)],
     runner: Option<(&Runner, &Path)>,
+    launcher: Option<&[std::ffi::OsString]>,
     watchdog: Option<RawFd>,
 ) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
     let mut std_cmd = match runner {
         Some((runner, scratch)) => runner.0.command(shell(), command, cwd, env, scratch),
         None => {
-            let mut std_cmd = std::process::Command::new(shell());
+            let mut std_cmd = match launcher {
+                Some([program, args @ ..]) => {
+                    let mut std_cmd = std::process::Command::new(program);
+                    std_cmd.args(args).arg(shell());
+                    std_cmd
+                }
+                _ => std::process::Command::new(shell()),
+            };
             std_cmd.arg("-c").arg(command).current_dir(cwd);
             for (key, value) in env {
                 match value {
