@@ -108,6 +108,10 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     emitter.header(&header);
     emitter.emit(&Event::SandboxStatus(&config.sandbox.status(&config.cwd)));
     let mut warnings = config.sandbox.warnings();
+    if let Some(torn) = config.session.as_ref().and_then(|s| s.torn.as_ref()) {
+        emitter.emit(&Event::InputTruncated(torn));
+        warnings.push(torn.message.clone());
+    }
     for extension in &config.extensions {
         warnings.extend(
             extension

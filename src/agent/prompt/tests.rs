@@ -11,6 +11,7 @@ fn context_files_come_root_first_one_per_directory() {
     std::fs::write(deep.join("AGENTS.md"), "deep").unwrap();
     std::fs::write(deep.join("CLAUDE.md"), "ignored: AGENTS.md wins").unwrap();
     let found: Vec<String> = context_files(&deep)
+        .files
         .into_iter()
         .map(|(_, text)| text)
         .collect();
@@ -27,7 +28,7 @@ fn the_prompt_lists_tools_then_context_then_date_and_cwd() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
     let tools = ToolSet::select(ToolSet::all_builtin(), None).unwrap();
-    let prompt = build(
+    let (prompt, _) = build(
         &PromptConfig::default(),
         &tools,
         dir.path(),
@@ -56,7 +57,7 @@ fn a_custom_prompt_replaces_the_preamble_and_context_files_can_be_skipped() {
         append: Some("Extra.".into()),
         context_files: false,
     };
-    let prompt = build(&config, &ToolSet::default(), dir.path(), "2026-11-22", &[]);
+    let (prompt, _) = build(&config, &ToolSet::default(), dir.path(), "2026-11-22", &[]);
     assert_eq!(
         prompt,
         format!(
