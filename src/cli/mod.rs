@@ -349,9 +349,11 @@ fn resumed(
     let path = match (&args.resume, args.continue_session) {
         (Some(target), _) => {
             let as_path = PathBuf::from(target);
-            // Anything there but a directory is read as the file (and refused if it is not a
-            // regular one); otherwise `target` is an id.
-            if std::fs::metadata(&as_path).is_ok_and(|meta| !meta.is_dir()) {
+            // A path (it has a `/`, or names something other than a directory) is read as the
+            // file, and refused if it is not a regular one; anything else is an id.
+            let is_path = target.contains('/')
+                || std::fs::metadata(&as_path).is_ok_and(|meta| !meta.is_dir());
+            if is_path {
                 as_path
             } else {
                 let dir = session_dir(args, env, cwd)?;
