@@ -52,6 +52,8 @@ pub enum InputKind {
     Trace,
     /// One `AGENTS.md` / `CLAUDE.md`: cut to this, not refused.
     ContextFile,
+    /// The prompt on stdin: not a file, but just as endless when it is `< /dev/zero`.
+    Prompt,
 }
 
 impl InputKind {
@@ -61,6 +63,7 @@ impl InputKind {
             InputKind::SystemPrompt | InputKind::OutputSchema | InputKind::Prices => MIB,
             InputKind::AuthFile | InputKind::Profile | InputKind::AppKey => 64 * KIB,
             InputKind::Skill => 256 * KIB,
+            InputKind::Prompt => 16 * MIB,
             InputKind::ReplayFixture | InputKind::Session => 256 * MIB,
             InputKind::Trace => 1024 * MIB,
             // Codex caps its project docs at 32 KiB too.
@@ -149,15 +152,15 @@ pub fn open_regular(path: &Path) -> io::Result<Result<(File, Metadata), Irregula
 /// `--system-prompt @/tmp/f: a FIFO, not a regular file`.
 #[derive(Debug, thiserror::Error)]
 pub enum InputFileError {
-    #[error("no such file")]
+    #[error("No such file or directory")]
     NotFound,
-    #[error("permission denied")]
+    #[error("Permission denied")]
     PermissionDenied,
     #[error("{0}")]
     Io(io::Error),
     #[error("{}, not a regular file", .0.described())]
     NotRegular(Irregular),
-    #[error("larger than the {} cap{}", human_bytes(*.cap), .size.map(|s| format!(" ({s} bytes)")).unwrap_or_default())]
+    #[error("larger than the {} cap{}", human_bytes(*.cap), size_note(*.size))]
     TooLarge {
         cap: u64,
         /// The file's size, when it says.
@@ -165,6 +168,12 @@ pub enum InputFileError {
     },
     #[error("not UTF-8 text (invalid byte at offset {0})")]
     NotText(usize),
+}
+
+/// ` (3221225472 bytes)`, when the size is known.
+fn size_note(size: Option<u64>) -> String {
+    size.map(|size| format!(" ({size} bytes)"))
+        .unwrap_or_default()
 }
 
 impl From<io::Error> for InputFileError {

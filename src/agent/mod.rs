@@ -29,7 +29,7 @@ pub use crate::control::{AbortReason, RunControl};
 pub use crate::extension::{
     Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding,
 };
-pub use prompt::context_files;
+pub use prompt::{ContextFiles, context_files};
 
 use crate::config::{HttpProvider, ModelSource, RunConfig};
 use crate::events::{

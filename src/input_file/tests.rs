@@ -32,7 +32,7 @@ fn only_a_regular_file_is_read_and_refusing_anything_else_is_immediate() {
         read_text(&dir.path().join("nope"), InputKind::SystemPrompt)
             .unwrap_err()
             .to_string(),
-        "no such file"
+        "No such file or directory"
     );
 }
 

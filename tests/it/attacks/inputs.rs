@@ -6,9 +6,11 @@
 //! file (instant to make, and read whole it ran past `--timeout` and used memory in
 //! proportion). Each flag refuses them with exit 2, one stderr line naming the flag, the path
 //! and the reason, and nothing on stdout, within a deadline a hang cannot meet; the run is
-//! killed at that deadline so that a regression fails instead of hanging the suite. Files a
-//! repository brings are not the operator's mistake, so they do not stop the run: a skill is
-//! listed as a problem, and a context file (`AGENTS.md`) is cut to its cap with an
+//! killed at that deadline so that a regression fails instead of hanging the suite. The
+//! prompt on stdin is not a file but is read the same way: `< /dev/zero` stops at its cap.
+//!
+//! Files a repository brings are not the operator's mistake, so they do not stop the run: a
+//! skill is listed as a problem, and a context file (`AGENTS.md`) is cut to its cap with an
 //! `input_truncated` event saying which file and how many bytes were kept and dropped.
 
 use std::fs::File;
@@ -36,19 +38,30 @@ fn sparse(path: &Path) {
     File::create(path).unwrap().set_len(SPARSE_SIZE).unwrap();
 }
 
-/// `worker <args>` with `prompt` on stdin, killed at `deadline` (then the test fails).
+/// `worker <args>` with the prompt `q` on stdin, killed at `deadline` (then the test fails).
 fn run_within(cwd: &Path, args: &[&str], env: &[(&str, &str)], deadline: Duration) -> Run {
+    run_with_stdin(cwd, args, env, deadline, None)
+}
+
+/// Like [`run_within`], with `stdin` (a file) instead of the prompt.
+fn run_with_stdin(
+    cwd: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    deadline: Duration,
+    stdin: Option<File>,
+) -> Run {
     let mut cmd = worker_command(cwd);
     cmd.args(args)
         .envs(env.iter().copied())
-        .stdin(Stdio::piped())
+        .stdin(stdin.map_or_else(Stdio::piped, Stdio::from))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    {
+    if let Some(mut input) = child.stdin.take() {
         use std::io::Write;
-        let _ = child.stdin.take().unwrap().write_all(b"q");
+        let _ = input.write_all(b"q");
     }
     let (done, output) = mpsc::channel();
     std::thread::spawn(move || done.send(child.wait_with_output()));
@@ -71,6 +84,25 @@ fn assert_refused(cwd: &Path, args: &[&str], env: &[(&str, &str)], line: &str) {
     assert_eq!(run.stderr, format!("worker: {line}\n"), "{args:?}");
     assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
     eprintln!("{args:?} refused in {took:?}");
+}
+
+#[test]
+fn an_endless_stdin_is_refused_at_its_cap_not_read_until_memory_runs_out() {
+    let cwd = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--timeout", "30s"], &["an argument"]] {
+        let mut args = vec!["run", "--model", "dynamo/m"];
+        args.extend_from_slice(extra);
+        let zero = File::open("/dev/zero").unwrap();
+        let started = Instant::now();
+        let run = run_with_stdin(cwd.path(), &args, &[], REFUSAL_DEADLINE, Some(zero));
+        eprintln!("{args:?} < /dev/zero refused in {:?}", started.elapsed());
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            "worker: stdin: larger than the 16 MiB cap for a prompt\n"
+        );
+        assert!(run.stdout.is_empty());
+    }
 }
 
 /// The hostile files of one directory.
