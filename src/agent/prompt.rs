@@ -101,7 +101,8 @@ pub struct ContextFiles {
     pub files: Vec<(PathBuf, String)>,
     /// What the caps left out, one line per cut file.
     pub cuts: Vec<InputTruncated>,
-    /// Context files that are not regular files (a FIFO, a device), skipped.
+    /// Context files that are not regular files (a FIFO, a device) or cannot be read,
+    /// skipped: one warning each.
     pub skipped: Vec<String>,
 }
 
@@ -118,12 +119,15 @@ pub fn context_files(cwd: &Path) -> ContextFiles {
             continue;
         };
         let max = per_file.min(left);
-        let Ok((bytes, size)) = file.read_prefix(max) else {
-            found.skipped.push(format!(
-                "context file {}: unreadable; skipped",
-                path.display()
-            ));
-            continue;
+        let (bytes, size) = match file.read_prefix(max) {
+            Ok(read) => read,
+            Err(err) => {
+                let shown = path.display();
+                found
+                    .skipped
+                    .push(format!("context file {shown}: {err}; skipped"));
+                continue;
+            }
         };
         let (mut text, kept) = kept_text(&bytes, size > bytes.len() as u64);
         left -= kept.min(left);
@@ -177,11 +181,11 @@ fn context_cut(path: &Path, reason: TruncationReason, kept: u64, size: u64) -> I
     let (cap, why) = match reason {
         TruncationReason::TotalCap => (
             CONTEXT_FILES_TOTAL_MAX_BYTES,
-            "the context files reached their total cap of",
+            "the context files reached their total cap",
         ),
         _ => (
             InputKind::ContextFile.max_bytes(),
-            "over the cap for one context file,",
+            "over the cap for one context file",
         ),
     };
     InputTruncated {
@@ -192,7 +196,7 @@ fn context_cut(path: &Path, reason: TruncationReason, kept: u64, size: u64) -> I
         dropped_bytes: size - kept,
         cap_bytes: Some(cap),
         message: format!(
-            "context file {}: {kept} of {size} bytes kept, {} cut: {why} {}",
+            "context file {}: {kept} of {size} bytes kept, {} cut: {why} ({})",
             path.display(),
             size - kept,
             human_bytes(cap)

@@ -74,7 +74,8 @@ pub fn from_env(env: &dyn Env) -> Result<Credentials, Missing> {
             };
             let app_id = parse(APP_ID, &id)?;
             let installation_id = parse(APP_INSTALLATION, &installation)?;
-            let pem = read_bytes(Path::new(key_path.trim()), InputKind::AppKey).map_err(|err| Missing {
+            let key_file = Path::new(key_path.trim());
+            let pem = read_bytes(key_file, InputKind::AppKey).map_err(|err| Missing {
                 reason: "pem-unreadable",
                 message: format!("cannot read {APP_KEY_PATH} {key_path}: {err}"),
             })?;
