@@ -22,6 +22,7 @@ pub mod exit;
 pub mod extension;
 pub mod file_search;
 pub mod github;
+pub mod input_file;
 pub mod llm;
 pub mod output;
 pub mod sandbox;

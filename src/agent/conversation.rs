@@ -26,13 +26,18 @@ impl Session {
                 .as_ref()
                 .map(|s| s.prompt_section()),
         );
-        let system_prompt = prompt::build(
+        let (system_prompt, context) = prompt::build(
             &self.config.prompt,
             &self.tools,
             &self.config.cwd,
             &today,
             &sections,
         );
+        for cut in &context.cuts {
+            self.emitter.emit(&Event::InputTruncated(cut));
+            self.warnings.push(cut.message.clone());
+        }
+        self.warnings.extend(context.skipped);
         // Schemas are derived once per run, not once per request.
         let definitions: Vec<ToolDefinition<'_>> = self
             .tools

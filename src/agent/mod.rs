@@ -29,7 +29,7 @@ pub use crate::control::{AbortReason, RunControl};
 pub use crate::extension::{
     Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding,
 };
-pub use prompt::context_files;
+pub use prompt::{ContextFiles, context_files};
 
 use crate::config::{HttpProvider, ModelSource, RunConfig};
 use crate::events::{
@@ -108,6 +108,10 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     emitter.header(&header);
     emitter.emit(&Event::SandboxStatus(&config.sandbox.status(&config.cwd)));
     let mut warnings = config.sandbox.warnings();
+    if let Some(torn) = config.session.as_ref().and_then(|s| s.torn.as_ref()) {
+        emitter.emit(&Event::InputTruncated(torn));
+        warnings.push(torn.message.clone());
+    }
     for extension in &config.extensions {
         warnings.extend(
             extension

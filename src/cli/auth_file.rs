@@ -6,9 +6,12 @@
 //! subscription logins) are reported and not used.
 
 use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::Value;
+
+use crate::input_file::{InputFile, InputKind};
 
 #[derive(Debug, Default)]
 pub struct AuthFile {
@@ -19,22 +22,16 @@ pub struct AuthFile {
 
 pub fn load(path: &Path) -> Result<AuthFile, String> {
     let shown = path.display();
-    let metadata = std::fs::metadata(path).map_err(|err| format!("--auth-file {shown}: {err}"))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = metadata.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            return Err(format!(
-                "--auth-file {shown}: readable by others (mode {mode:o}); run chmod 600 on it"
-            ));
-        }
+    let file = InputFile::open(path).map_err(|err| format!("--auth-file {shown}: {err}"))?;
+    let mode = file.metadata().permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "--auth-file {shown}: readable by others (mode {mode:o}); run chmod 600 on it"
+        ));
     }
-    if !metadata.is_file() {
-        return Err(format!("--auth-file {shown}: not a regular file"));
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|err| format!("--auth-file {shown}: {err}"))?;
+    let text = file
+        .read_text(InputKind::AuthFile)
+        .map_err(|err| format!("--auth-file {shown}: {err}"))?;
     let entries: serde_json::Map<String, Value> = serde_json::from_str(&text)
         .map_err(|err| format!("--auth-file {shown}: not a JSON object of providers: {err}"))?;
     let mut file = AuthFile::default();

@@ -10,6 +10,7 @@ pub use crate::config::{Env, ProcessEnv};
 use crate::config::{HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ToolSelection};
 use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::file_search::FileSearch;
+use crate::input_file::{InputKind, read_text};
 use crate::secrets::Secrets;
 use crate::skills::Skills;
 use crate::web::WebSearch;
@@ -60,7 +61,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     config.price = args.price;
     if let Some(path) = &args.output_schema {
         let shown = path.display();
-        let text = std::fs::read_to_string(path)
+        let text = read_text(path, InputKind::OutputSchema)
             .map_err(|err| format!("--output-schema {shown}: {err}"))?;
         let schema = serde_json::from_str(&text)
             .map_err(|err| format!("--output-schema {shown}: not JSON: {err}"))?;
@@ -353,7 +354,11 @@ fn resumed(
     let path = match (&args.resume, args.continue_session) {
         (Some(target), _) => {
             let as_path = PathBuf::from(target);
-            if as_path.is_file() {
+            // A path (it has a `/`, or names something other than a directory) is read as the
+            // file, and refused if it is not a regular one; anything else is an id.
+            let is_path = target.contains('/')
+                || std::fs::metadata(&as_path).is_ok_and(|meta| !meta.is_dir());
+            if is_path {
                 as_path
             } else {
                 let dir = session_dir(args, env, cwd)?;
@@ -410,6 +415,7 @@ fn session_setup(
             resumed: Some(resumed_from(&loaded)),
             prior_entries: loaded.entry_ids.len(),
             history: loaded.messages,
+            torn: loaded.torn,
         }));
     }
     let secrets = config.secrets.clone();
@@ -422,6 +428,7 @@ fn session_setup(
             resumed: Some(resumed_from(&loaded)),
             prior_entries: loaded.entry_ids.len(),
             history: loaded.messages,
+            torn: loaded.torn,
         },
         None => {
             let dir = session_dir(args, env, &config.cwd)?;
@@ -438,6 +445,7 @@ fn session_setup(
                 resumed: None,
                 prior_entries: 0,
                 history: Vec::new(),
+                torn: None,
             }
         }
     };
@@ -468,7 +476,7 @@ fn text_or_file(value: Option<&str>, flag: &str) -> Result<Option<String>, Strin
     match value {
         None => Ok(None),
         Some(text) => match text.strip_prefix('@') {
-            Some(path) => std::fs::read_to_string(path)
+            Some(path) => read_text(Path::new(path), InputKind::SystemPrompt)
                 .map(Some)
                 .map_err(|err| format!("{flag} @{path}: {err}")),
             None => Ok(Some(text.to_string())),

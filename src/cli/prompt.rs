@@ -3,13 +3,16 @@
 //! stdin must be UTF-8 (a BOM is dropped; UTF-16 with a BOM is decoded). When a prompt
 //! argument is given, stdin is read only if it has data or is at EOF within a short wait: an
 //! open pipe that nobody writes to must not hang the run. Without an argument, stdin is read
-//! to EOF, within the run's `--timeout` when there is one.
+//! to EOF, within the run's `--timeout` when there is one, and no further than its cap
+//! ([`InputKind::Prompt`]): `< /dev/zero` is refused, not read until memory runs out.
 
 use std::io::{IsTerminal, Read};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+use crate::input_file::{InputKind, human_bytes};
 
 /// How long stdin may stay silent when a prompt argument is given.
 const STDIN_WAIT_WITH_ARGUMENT: Duration = Duration::from_secs(2);
@@ -42,17 +45,30 @@ pub fn read_prompt(
     combine(argument, piped.as_deref()).map_err(PromptError::Invalid)
 }
 
-/// All of stdin; with a budget, waits for data at most that long in total.
+/// All of stdin, up to its cap; with a budget, waits for data at most that long in total.
 fn read_to_end_within(
     stdin: &std::io::Stdin,
     budget: Option<Duration>,
 ) -> Result<Vec<u8>, PromptError> {
+    let cap = InputKind::Prompt.max_bytes();
+    let over_cap = |bytes: &[u8]| {
+        (bytes.len() as u64 > cap).then(|| {
+            PromptError::Invalid(format!(
+                "stdin: larger than the {} cap for a prompt",
+                human_bytes(cap)
+            ))
+        })
+    };
     let mut bytes = Vec::new();
     let unreadable =
         |err: std::io::Error| PromptError::Invalid(format!("cannot read stdin: {err}"));
     let Some(budget) = budget else {
-        stdin.lock().read_to_end(&mut bytes).map_err(unreadable)?;
-        return Ok(bytes);
+        stdin
+            .lock()
+            .take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(unreadable)?;
+        return over_cap(&bytes).map_or(Ok(bytes), Err);
     };
     let deadline = Instant::now() + budget;
     let mut chunk = vec![0u8; 64 * 1024];
@@ -64,7 +80,12 @@ fn read_to_end_within(
         // Readable: a read returns what is there (or 0 at EOF) without blocking.
         match stdin.lock().read(&mut chunk) {
             Ok(0) => return Ok(bytes),
-            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if let Some(err) = over_cap(&bytes) {
+                    return Err(err);
+                }
+            }
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Err(err) => return Err(unreadable(err)),
         }

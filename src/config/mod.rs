@@ -113,6 +113,8 @@ pub struct SessionSetup {
     pub resumed: Option<crate::events::ResumedFrom>,
     /// Entries the session file already had (0 for a new session); request ids carry it.
     pub prior_entries: usize,
+    /// The resumed file's last line, cut mid-write by a crash and left out.
+    pub torn: Option<crate::events::InputTruncated>,
 }
 
 impl RunConfig {

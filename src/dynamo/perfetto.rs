@@ -25,7 +25,7 @@ pub enum PerfettoError {
     #[error("cannot read {path}: {source}")]
     Read {
         path: String,
-        source: std::io::Error,
+        source: crate::input_file::InputFileError,
     },
     #[error("cannot write {path}: {source}")]
     Write {
@@ -76,7 +76,8 @@ fn flows(
 }
 
 pub fn convert_file(input: &Path, output: &Path) -> Result<Summary, PerfettoError> {
-    let text = std::fs::read_to_string(input).map_err(|source| PerfettoError::Read {
+    let kind = crate::input_file::InputKind::Trace;
+    let text = crate::input_file::read_text(input, kind).map_err(|source| PerfettoError::Read {
         path: input.display().to_string(),
         source,
     })?;

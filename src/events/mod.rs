@@ -195,6 +195,10 @@ pub enum Event<'a> {
         tokens_after: u64,
         summary: &'a str,
     },
+    /// Part of an input was left out: a context file cut to its cap (before `agent_start`),
+    /// or a resumed session's last line, cut mid-write by a crash (after `sandbox_status`).
+    /// Its `message` is also a warning on stderr.
+    InputTruncated(&'a InputTruncated),
     /// 80% of a budget is used: the next request carries `message` as a user message.
     BudgetWarning(&'a BudgetWarning),
     /// A configured limit stopped the run (exit code 3).
@@ -304,6 +308,46 @@ pub struct SkillEntry {
 pub struct SkillProblem {
     pub path: String,
     pub message: String,
+}
+
+/// `input_truncated`: what was left out of an input, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InputTruncated {
+    pub input: TruncatedInput,
+    pub path: String,
+    pub reason: TruncationReason,
+    /// Bytes used, from the start of the file.
+    pub kept_bytes: u64,
+    /// Bytes left out after them.
+    pub dropped_bytes: u64,
+    /// The cap that cut it (absent for a torn line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap_bytes: Option<u64>,
+    /// The same, as one line.
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TruncatedInput {
+    /// An `AGENTS.md` / `CLAUDE.md`.
+    ContextFile,
+    /// The session file being resumed.
+    Session,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TruncationReason {
+    /// The file is larger than the cap for one context file.
+    FileCap,
+    /// The context files together reached their total cap (the nearest ones are kept).
+    TotalCap,
+    /// The last line has no newline: the run writing it died mid-write. Resuming starts
+    /// from the last whole entry; the cut bytes are removed from the file before it is
+    /// appended to.
+    TornLastLine,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]

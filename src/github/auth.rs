@@ -5,9 +5,12 @@
 //! `GITHUB_APP_INSTALLATION_ID`. A partial App configuration is not silently replaced by
 //! `GITHUB_TOKEN`: that would run with different permissions than intended.
 
+use std::path::Path;
+
 use octocrab::EncodingKey;
 
 use crate::config::Env;
+use crate::input_file::{InputKind, read_bytes};
 
 const APP_ID: &str = "GITHUB_APP_ID";
 const APP_KEY_PATH: &str = "GITHUB_APP_PRIVATE_KEY_PATH";
@@ -71,7 +74,8 @@ pub fn from_env(env: &dyn Env) -> Result<Credentials, Missing> {
             };
             let app_id = parse(APP_ID, &id)?;
             let installation_id = parse(APP_INSTALLATION, &installation)?;
-            let pem = std::fs::read(key_path.trim()).map_err(|err| Missing {
+            let key_file = Path::new(key_path.trim());
+            let pem = read_bytes(key_file, InputKind::AppKey).map_err(|err| Missing {
                 reason: "pem-unreadable",
                 message: format!("cannot read {APP_KEY_PATH} {key_path}: {err}"),
             })?;

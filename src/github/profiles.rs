@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::input_file::{InputKind, read_text};
+
 const SHIPPED: [(&str, &str); 4] = [
     ("read", include_str!("../../profiles/read.json")),
     (
@@ -70,10 +72,11 @@ impl Profiles {
         }
         if let Some(dir) = dir {
             for (name, path) in json_files(dir)? {
-                let text = std::fs::read_to_string(&path).map_err(|err| ProfileError::Dir {
-                    dir: dir.display().to_string(),
-                    message: format!("cannot read {}: {err}", path.display()),
-                })?;
+                let text =
+                    read_text(&path, InputKind::Profile).map_err(|err| ProfileError::Dir {
+                        dir: dir.display().to_string(),
+                        message: format!("cannot read {}: {err}", path.display()),
+                    })?;
                 profiles.insert(name, parse(&text, path.display().to_string())?);
             }
         }

@@ -116,7 +116,7 @@ pub enum FixtureError {
     #[error("cannot read fixture {path}: {source}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        source: crate::input_file::InputFileError,
     },
     #[error("fixture {path}, line {line}: {message}")]
     Invalid {
@@ -128,10 +128,12 @@ pub enum FixtureError {
 
 impl Fixture {
     pub fn load(path: &Path) -> Result<Fixture, FixtureError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FixtureError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let kind = crate::input_file::InputKind::ReplayFixture;
+        let text =
+            crate::input_file::read_text(path, kind).map_err(|source| FixtureError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Self::parse(&text).map_err(|(line, message)| FixtureError::Invalid {
             path: path.to_path_buf(),
             line,

@@ -103,7 +103,8 @@ impl PriceTable {
 
     /// Adds (or replaces) the entries of a file in the bundled file's shape.
     pub fn merge_file(&mut self, path: &Path) -> Result<(), String> {
-        let text = std::fs::read_to_string(path).map_err(|err| err.to_string())?;
+        let text = crate::input_file::read_text(path, crate::input_file::InputKind::Prices)
+            .map_err(|err| err.to_string())?;
         let file: PriceFile = serde_json::from_str(&text).map_err(|err| err.to_string())?;
         self.models.extend(file.models);
         Ok(())

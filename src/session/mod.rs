@@ -4,8 +4,10 @@
 //! The file is JSON Lines: a `session` header, then one `message` entry per complete message,
 //! each with an 8-hex-digit `id` and the `parentId` of the entry before it. Entries are only
 //! appended, each with one `write`, and the file is synced at every turn end: a `kill -9` at
-//! any moment leaves a file whose complete lines are valid, and reading ignores a last line
-//! cut short. A resumed session appends to its own file, continuing the chain.
+//! any moment leaves a file whose complete lines are valid. Reading leaves out a last line cut
+//! short (the run says so with `input_truncated`), and resuming removes it from the file before
+//! appending, so the next entry starts on a line of its own. A resumed session appends to its
+//! own file, continuing the chain.
 //!
 //! Files live in `--session-dir`, by default `$XDG_STATE_HOME/worker/sessions/<cwd-slug>/`
 //! (`~/.local/state/…`), named `<timestamp>_<session id>.jsonl`.
@@ -166,12 +168,21 @@ impl SessionWriter {
         })
     }
 
-    /// Continues a loaded session in its own file.
+    /// Continues a loaded session in its own file, without the last line a crash cut.
     pub fn append_to(
         loaded: &Loaded,
         secrets: crate::secrets::Secrets,
     ) -> std::io::Result<SessionWriter> {
         let file = OpenOptions::new().append(true).open(&loaded.path)?;
+        if let Some(torn) = &loaded.torn {
+            // Only the file that was read: cutting one that grew since would lose entries.
+            if file.metadata()?.len() != loaded.size {
+                return Err(std::io::Error::other(
+                    "the file changed while it was being resumed",
+                ));
+            }
+            file.set_len(torn.kept_bytes)?;
+        }
         Ok(SessionWriter {
             file,
             path: loaded.path.clone(),

@@ -1,6 +1,10 @@
 //! Reading a session back: the messages on the path from the last entry to the first (Pi's
 //! tree, walked by `parentId`), a compaction entry standing for what it summarized, and tool
 //! calls left without a result by a crash answered with [`super::interrupted_result`].
+//!
+//! A crash can only cut the line being appended, so a last line without its newline is left
+//! out, and reported; damage anywhere else is not something a crash leaves, and resuming
+//! past it would silently lose the conversation behind it: it is an error naming the line.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,9 +12,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::events::{
-    ASSISTANT_API, AssistantContent, AssistantMessage, Cost, Message, StopReason, TextContent,
-    ToolCall, ToolResultMessage, Usage, UserMessage,
+    ASSISTANT_API, AssistantContent, AssistantMessage, Cost, InputTruncated, Message, StopReason,
+    TextContent, ToolCall, ToolResultMessage, TruncatedInput, TruncationReason, Usage, UserMessage,
 };
+use crate::input_file::{InputFile, InputKind};
 
 /// A session as read from disk.
 #[derive(Debug)]
@@ -26,15 +31,30 @@ pub struct Loaded {
     pub leaf: Option<String>,
     /// Tool calls answered as interrupted.
     pub interrupted: usize,
+    /// The file's size when it was read.
+    pub size: u64,
+    /// A last line cut mid-write, left out: the file's whole lines end `kept_bytes` in.
+    pub torn: Option<InputTruncated>,
 }
 
+/// Reads a session. A last line without its newline was being written when the run died: it
+/// is left out (and said so in [`Loaded::torn`]). Any other line that is not a JSON object is
+/// damage that reading cannot repair: an error naming the line.
 pub fn load(path: &Path) -> Result<Loaded, String> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{shown}: {err}"))?;
-    let mut lines = text.split_inclusive('\n');
+    let bytes = InputFile::open(path)
+        .and_then(|file| file.read(InputKind::Session))
+        .map_err(|err| format!("{shown}: {err}"))?;
+    let whole_len = bytes
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |at| at + 1);
+    let (whole, tail) = bytes.split_at(whole_len);
+    let torn = (!tail.is_empty()).then(|| torn_line(path, whole.len(), tail.len()));
+    let mut lines = whole.split_inclusive(|b| *b == b'\n');
     let header: Value = lines
         .next()
-        .and_then(|line| serde_json::from_str(line.trim_end()).ok())
+        .and_then(|line| serde_json::from_slice(line.trim_ascii_end()).ok())
         .filter(|h: &Value| h["type"] == "session")
         .ok_or(format!("{shown}: not a session file (no session header)"))?;
     let id = header["id"]
@@ -42,14 +62,27 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         .ok_or(format!("{shown}: the session header has no id"))?
         .to_string();
     let mut entries: Vec<Value> = Vec::new();
-    for line in lines {
-        // A line without its newline was being written when the run died: it is not there.
-        if !line.ends_with('\n') {
-            break;
+    for (index, line) in lines.enumerate() {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            continue;
         }
-        if let Ok(entry) = serde_json::from_str::<Value>(line.trim_end()) {
-            entries.push(entry);
-        }
+        let entry = serde_json::from_slice::<Value>(line)
+            .map_err(|err| err.to_string())
+            .and_then(|entry| {
+                if entry.is_object() {
+                    Ok(entry)
+                } else {
+                    Err("not a JSON object".to_string())
+                }
+            })
+            .map_err(|err| {
+                format!(
+                    "{shown}: line {} is not a session entry ({err}); the file is damaged there: repair or remove that line to resume",
+                    index + 2
+                )
+            })?;
+        entries.push(entry);
     }
     let by_id: HashMap<&str, &Value> = entries
         .iter()
@@ -106,7 +139,25 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
             .collect(),
         leaf,
         interrupted,
+        size: bytes.len() as u64,
+        torn,
     })
+}
+
+/// What reading says about a last line cut mid-write.
+fn torn_line(path: &Path, kept: usize, dropped: usize) -> InputTruncated {
+    InputTruncated {
+        input: TruncatedInput::Session,
+        path: path.display().to_string(),
+        reason: TruncationReason::TornLastLine,
+        kept_bytes: kept as u64,
+        dropped_bytes: dropped as u64,
+        cap_bytes: None,
+        message: format!(
+            "session {}: its last line ({dropped} bytes) was cut mid-write and is dropped; resuming from the last whole entry",
+            path.display()
+        ),
+    }
 }
 
 /// Calls of the last assistant message that have no result get one saying they were

@@ -207,3 +207,63 @@ fn ids_dirs_and_lookups() {
     assert_eq!(find(dir.path(), "one").as_deref(), Some(first.path()));
     assert_eq!(most_recent(dir.path()).as_deref(), Some(second.path()));
 }
+
+#[test]
+fn a_last_line_torn_inside_a_character_is_left_out_and_cut_before_appending() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    let mut writer = SessionWriter::create(dir.path(), "s", dir.path(), None, secrets).unwrap();
+    writer.append(&user("go")).unwrap();
+    let path = writer.path().to_path_buf();
+    drop(writer);
+    let whole = std::fs::metadata(&path).unwrap().len();
+    // The crash cut "é" (0xC3 0xA9) after its first byte.
+    let torn = b"{\"type\":\"message\",\"id\":\"deadbeef\",\"message\":{\"content\":\"caf\xC3";
+    OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(torn)
+        .unwrap();
+    let loaded = load(&path).unwrap();
+    assert_eq!(loaded.messages.len(), 1);
+    let cut = loaded.torn.clone().unwrap();
+    assert_eq!(cut.reason, crate::events::TruncationReason::TornLastLine);
+    assert_eq!(
+        (cut.kept_bytes, cut.dropped_bytes),
+        (whole, torn.len() as u64)
+    );
+    let mut writer = SessionWriter::append_to(&loaded, Default::default()).unwrap();
+    writer.append(&user("again")).unwrap();
+    drop(writer);
+    let again = load(&path).unwrap();
+    assert!(again.torn.is_none());
+    assert_eq!(again.messages.len(), 2);
+}
+
+#[test]
+fn a_damaged_line_before_the_last_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi"}}"#,
+        r#"{"type":"message","id":"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","message":{"role":"user","content":"hi"}}"#,
+        "",
+    ]
+    .join("\n");
+    std::fs::write(&path, text).unwrap();
+    let err = load(&path).unwrap_err();
+    assert!(
+        err.starts_with(&format!(
+            "{}: line 3 is not a session entry (",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("repair or remove that line to resume"),
+        "{err}"
+    );
+}

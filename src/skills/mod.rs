@@ -15,13 +15,12 @@ use std::path::{Path, PathBuf};
 
 use crate::events::{SkillEntry, SkillProblem, SkillsState, SkillsStatus};
 use crate::extension::{Extension, StatusLine};
+use crate::input_file::{InputKind, read_text};
 
 mod frontmatter;
 
 /// A skills directory is searched this deep for `SKILL.md` files.
 const MAX_DEPTH: usize = 4;
-/// Frontmatter larger than this is not a skill header.
-const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct Skill {
@@ -183,10 +182,12 @@ impl Found {
     }
 
     /// A `--skill` path: a skill file, a skill's directory, or a directory of skills.
+    /// Anything but a directory is read as a skill file, so that a FIFO or a device is
+    /// reported as a problem rather than skipped in silence.
     fn load(&mut self, path: &Path) {
-        if path.is_file() {
+        if !path.is_dir() {
             self.load_file(path);
-        } else if path.join("SKILL.md").is_file() {
+        } else if path.join("SKILL.md").exists() {
             self.load_file(&path.join("SKILL.md"));
         } else {
             self.load_dir(path);
@@ -207,11 +208,7 @@ impl Found {
     }
 
     fn load_file(&mut self, file: &Path) {
-        let too_big = std::fs::metadata(file).is_ok_and(|m| m.len() > MAX_SKILL_FILE_BYTES);
-        if too_big {
-            return self.problem(file, "larger than 256 KiB");
-        }
-        let text = match std::fs::read_to_string(file) {
+        let text = match read_text(file, InputKind::Skill) {
             Ok(text) => text,
             Err(err) => return self.problem(file, &format!("cannot read: {err}")),
         };
@@ -253,7 +250,7 @@ impl Found {
 
 fn collect(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
     let skill = dir.join("SKILL.md");
-    if skill.is_file() {
+    if skill.exists() {
         files.push(skill);
         return;
     }
