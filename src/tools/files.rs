@@ -7,7 +7,6 @@
 //! inputs use ([`crate::input_file`]).
 
 use std::io;
-use std::path::Path;
 
 use super::ToolError;
 pub use crate::input_file::{Irregular, open_regular};
@@ -19,17 +18,6 @@ pub fn read_error(err: &io::Error, display: &str) -> ToolError {
         io::ErrorKind::PermissionDenied => ToolError::new(format!("Permission denied: {display}")),
         _ => ToolError::new(format!("Could not read {display}: {err}")),
     }
-}
-
-/// A regular file's bytes, or the error the model reads (`File not found: x`, `x is a FIFO`).
-pub fn read_regular(path: &Path, display: &str, tool: &str) -> Result<Vec<u8>, ToolError> {
-    let (mut file, meta) = match open_regular(path).map_err(|err| read_error(&err, display))? {
-        Ok(opened) => opened,
-        Err(kind) => return Err(not_regular(display, kind, tool)),
-    };
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    io::Read::read_to_end(&mut file, &mut bytes).map_err(|err| read_error(&err, display))?;
-    Ok(bytes)
 }
 
 /// `x is a FIFO, not a regular file; read only works on regular files.`

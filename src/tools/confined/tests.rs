@@ -26,6 +26,33 @@ fn keeps_the_mode_of_an_existing_file_and_leaves_no_temp_files() {
 }
 
 #[test]
+fn a_fifo_without_a_writer_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    nix::unistd::mkfifo(&fifo, Mode::from_bits_truncate(0o600)).unwrap();
+    let file = dir.path().join("f");
+    fs::write(&file, "x").unwrap();
+    let policy = PathPolicy::new(&[dir.path().to_path_buf()], &[]);
+    for policy in [None, Some(&policy)] {
+        let started = std::time::Instant::now();
+        let target = WriteTarget::open(&fifo, policy, false, "pipe").unwrap();
+        let err = target.read_regular("pipe", "edit").unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert_eq!(
+            err.message,
+            "pipe is a FIFO, not a regular file; edit only works on regular files. Use bash for pipes and devices."
+        );
+        let target = WriteTarget::open(&file, policy, false, "f").unwrap();
+        assert_eq!(target.read_regular("f", "edit").unwrap(), b"x");
+        let target = WriteTarget::open(&dir.path().join("nope"), policy, false, "nope").unwrap();
+        assert_eq!(
+            target.read_regular("nope", "edit").unwrap_err().message,
+            "File not found: nope"
+        );
+    }
+}
+
+#[test]
 fn writes_through_a_symlink_and_keeps_the_link() {
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("real.txt");
