@@ -127,11 +127,11 @@ async fn relay_one_request(client: UnixStream, upstream: TcpStream, rest: u64) {
         if sent.ok() != Some(rest) {
             return;
         }
+        // The client is done sending (end of stream): wait for the answer. Anything else past
+        // the body ends the connection.
         let mut more = [0u8; 1];
-        match client_read.read(&mut more).await {
-            // The client is done sending: wait for the answer.
-            Ok(0) => std::future::pending::<()>().await,
-            _ => {}
+        if let Ok(0) = client_read.read(&mut more).await {
+            std::future::pending::<()>().await
         }
     };
     let answer = tokio::io::copy(&mut upstream_read, &mut client_write);
