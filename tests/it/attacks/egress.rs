@@ -85,13 +85,16 @@ fn bash(id: &str, command: &str) -> Reply {
     call(id, "bash", &json!({ "command": command }).to_string())
 }
 
-/// A bash command that sends `request` to the proxy as is and prints the answer.
+/// A bash command that sends `request` to the proxy as is, in one write, and prints the
+/// answer. (bash's own `printf` writes line by line; `cat` of a file writes it whole.)
 fn raw(request: &str) -> String {
     let escaped = request
         .replace('%', "%%")
         .replace('\r', "\\r")
         .replace('\n', "\\n");
-    format!("exec 3<>/dev/tcp/127.0.0.1/3128 && printf '{escaped}' >&3 && timeout 5 cat <&3")
+    format!(
+        "printf '{escaped}' > \"$TMPDIR/request\" && exec 3<>/dev/tcp/127.0.0.1/3128 && cat \"$TMPDIR/request\" >&3 && timeout 5 cat <&3"
+    )
 }
 
 /// Runs the commands under `--sandbox linux` with `flags`; the result text of each, in order.
@@ -281,8 +284,8 @@ fn a_second_request_on_the_same_connection_never_reaches_the_server() {
         // Pipelined in one write: refused before anything is sent.
         raw(&format!("{first}{second}")),
         raw(&smuggled),
-        // The second request a moment after the first: the first is answered, the second
-        // goes nowhere.
+        // The second request a moment after the first (written line by line): the first is
+        // answered, the second goes nowhere.
         format!(
             "exec 3<>/dev/tcp/127.0.0.1/3128 && {{ printf '{}'; sleep 0.5; printf '{}'; }} >&3; timeout 5 cat <&3",
             escaped(&first),

@@ -106,19 +106,7 @@ fn fetch_all(urls: &[String], flags: &[&str], env: &[(&str, &str)]) -> (Run, Vec
     all_env.extend_from_slice(env);
     let run = run_worker(dir.path(), &args, "read these pages", &all_env);
     run.assert_code(0);
-    let results = run
-        .all("tool_execution_end")
-        .iter()
-        .map(|end| {
-            (
-                end["result"]["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                end["result"]["details"].clone(),
-            )
-        })
-        .collect();
+    let results = tool_results(&run);
     (run, results)
 }
 
@@ -168,8 +156,13 @@ fn fetch_offline(urls: &[String], env: &[(&str, &str)]) -> (Run, Vec<(String, Va
     let _ = child.stdin.take().unwrap().write_all(b"read these pages");
     let run = Run::from_output(child.wait_with_output().unwrap());
     run.assert_code(0);
-    let results = run
-        .all("tool_execution_end")
+    let results = tool_results(&run);
+    (run, results)
+}
+
+/// The text and details of each tool result, in order.
+fn tool_results(run: &Run) -> Vec<(String, Value)> {
+    run.all("tool_execution_end")
         .iter()
         .map(|end| {
             (
@@ -180,8 +173,7 @@ fn fetch_offline(urls: &[String], env: &[(&str, &str)]) -> (Run, Vec<(String, Va
                 end["result"]["details"].clone(),
             )
         })
-        .collect();
-    (run, results)
+        .collect()
 }
 
 /// The tool error for `url` refused because its host, the address `ip`, is `reason`.
