@@ -8,7 +8,8 @@
 //!
 //! Subsystems, one folder each: `events` (the wire schema), `llm` (the model client),
 //! `agent` (the loop), `tools` (what the model can do), `dynamo` (the trace bridge), `github`
-//! (GitHub tools by permission profile), `telemetry` (OpenTelemetry export), `config` and `cli`.
+//! (GitHub tools by permission profile), `telemetry` (OpenTelemetry export), `net` (the
+//! addresses worker never connects to on another's behalf), `config` and `cli`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -24,6 +25,7 @@ pub mod file_search;
 pub mod github;
 pub mod input_file;
 pub mod llm;
+pub mod net;
 pub mod output;
 pub mod sandbox;
 pub mod secrets;

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 
 use super::launch::{LAUNCH_ARG, SPEC_VAR, Spec};
+use super::proxy::Allowlist;
 use crate::tools::CommandRunner;
 
 /// The test seam: a feature to report missing.
@@ -120,7 +121,7 @@ pub struct LinuxRunner {
     pub hidden: Vec<PathBuf>,
     pub no_network: bool,
     /// `--allow-host`: the hosts the egress proxy admits (commands get no other network).
-    pub allow_hosts: Option<Arc<Vec<String>>>,
+    pub allow_hosts: Option<Arc<Allowlist>>,
     /// The proxy's socket, once started (on the first command).
     pub proxy: OnceLock<Option<PathBuf>>,
     pub max_processes: u64,
@@ -131,7 +132,7 @@ impl LinuxRunner {
         exe: PathBuf,
         hidden: Vec<PathBuf>,
         no_network: bool,
-        allow_hosts: Option<Vec<String>>,
+        allow_hosts: Option<Allowlist>,
     ) -> Self {
         LinuxRunner {
             exe,

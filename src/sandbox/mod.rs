@@ -80,17 +80,10 @@ pub fn parse_env_pair(value: &str) -> Result<(String, String), String> {
     Ok((key.to_string(), val.to_string()))
 }
 
-/// `--allow-host HOST`: a host name or pattern (letters, digits, `.`, `-`, `*`).
+/// `--allow-host HOST[:PORT]`: a host name, `*.DOMAIN` or an address, optionally with a port,
+/// in its canonical spelling ([`proxy::AllowedHost`]).
 pub fn parse_host(value: &str) -> Result<String, String> {
-    let host = value.trim();
-    let valid = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '*'));
-    if !valid {
-        return Err(format!("expected a host name or pattern, got '{value}'"));
-    }
-    Ok(host.to_string())
+    proxy::AllowedHost::parse(value).map(|host| host.to_string())
 }
 
 /// The sandbox settings of a run.
@@ -100,7 +93,8 @@ pub struct Settings {
     pub image: Option<String>,
     /// Added to every command's environment.
     pub env: Vec<(String, String)>,
-    /// Hosts commands may reach; `None`: no restriction asked for.
+    /// Hosts commands may reach (`--allow-host`, as [`parse_host`] spells them); `None`: no
+    /// restriction asked for.
     pub allow_hosts: Option<Vec<String>>,
     pub no_network: bool,
     /// `linux`: the most processes a command's tree may have (`WORKER_SANDBOX_MAX_PROCESSES`).
@@ -155,12 +149,13 @@ impl Confinement {
             .collect();
         env_keys.sort();
         env_keys.dedup();
-        let mut runner = linux::LinuxRunner::new(
-            exe,
-            hidden,
-            settings.no_network,
-            settings.allow_hosts.clone(),
-        );
+        let allow_hosts = settings
+            .allow_hosts
+            .as_deref()
+            .map(proxy::Allowlist::parse)
+            .transpose()
+            .map_err(|err| format!("--allow-host: {err}"))?;
+        let mut runner = linux::LinuxRunner::new(exe, hidden, settings.no_network, allow_hosts);
         if let Some(max) = settings.max_processes {
             runner.max_processes = max;
         }

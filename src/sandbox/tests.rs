@@ -25,6 +25,8 @@ fn env_pairs_and_hosts_are_validated() {
     assert!(parse_env_pair("noequals").is_err());
     assert!(parse_env_pair("=x").is_err());
     assert_eq!(parse_host(" *.github.com "), Ok("*.github.com".to_string()));
+    assert_eq!(parse_host("GitHub.com:22"), Ok("github.com:22".to_string()));
+    assert_eq!(parse_host("[::1]:8443"), Ok("[::1]:8443".to_string()));
     assert!(parse_host("http://x").is_err());
     assert!(parse_host("").is_err());
 }

@@ -1,6 +1,6 @@
 //! Fetching a page ourselves, inside agentic-pi's rails and behind the SSRF guard:
 //! http(s) only; 15 s for the whole request; at most 3 redirects, each target checked again
-//! (scheme and address); a text-like content type (`text/*`, `application/xhtml+xml`,
+//! (scheme and address), and the address the answer came from checked last; a text-like content type (`text/*`, `application/xhtml+xml`,
 //! `application/xml`, `application/json`); at most 1 MiB read, streamed and abandoned past
 //! it. HTML becomes markdown; the text handed to the model is capped at 200 KiB.
 
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::guard::{GuardedResolver, Policy};
+use super::guard::{GuardedResolver, MARKER, Policy};
 use super::html;
 use crate::llm::error_chain;
 
@@ -18,8 +18,6 @@ pub const MAX_BYTES: usize = 1024 * 1024;
 pub const MAX_REDIRECTS: usize = 3;
 /// The most text a fetch hands to the model.
 pub const MAX_TEXT: usize = 200 * 1024;
-
-const GUARD_MARKER: &str = "blocked by the SSRF guard";
 
 #[derive(Debug)]
 pub struct Fetched {
@@ -94,6 +92,19 @@ impl Fetcher {
             .send()
             .await
             .map_err(|err| classify_text(error_chain(&err)))?;
+        // The address the answer came from, whatever led there: nothing unchecked is read.
+        let peer = response
+            .remote_addr()
+            .map(|addr| addr.ip())
+            .ok_or_else(|| {
+                FetchError::Blocked(format!(
+                    "{MARKER}: the address {} was fetched from is unknown",
+                    response.url()
+                ))
+            })?;
+        self.policy
+            .check_peer(response.url(), peer)
+            .map_err(FetchError::Blocked)?;
         let final_url = response.url().to_string();
         let status = response.status();
         if status.is_redirection() {
@@ -199,7 +210,7 @@ fn text_kind(content_type: &str) -> Option<Kind> {
 
 /// The guard's own words when it refused, wherever in an error chain they are.
 fn classify_text(message: String) -> FetchError {
-    match message.find(GUARD_MARKER) {
+    match message.find(MARKER) {
         Some(at) => FetchError::Blocked(message[at..].to_string()),
         None => FetchError::Failed(message),
     }

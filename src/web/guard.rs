@@ -1,86 +1,40 @@
 //! The SSRF guard of `web_fetch`: a URL from an untrusted page or issue must not reach the
-//! cloud metadata service, the loopback interface or the operator's own network.
+//! cloud metadata service, the loopback interface, the machine itself or the operator's own
+//! network.
 //!
+//! - What is forbidden is [`crate::net`]'s to say (the IANA special-purpose registries, the
+//!   IPv6 forms that carry an IPv4 address, the machine's own addresses); this module applies
+//!   it to every address a fetch could reach.
 //! - Hosts are checked after WHATWG URL parsing (the `url` crate), which already turns the
 //!   numeric tricks into plain addresses: `http://2130706433/`, `http://0x7f.1/` and
-//!   `http://a@127.0.0.1/` all have host 127.0.0.1. IPv4-mapped (`::ffff:a.b.c.d`) and NAT64
-//!   (`64:ff9b::a.b.c.d`) IPv6 addresses are checked as the IPv4 address inside them.
+//!   `http://a@127.0.0.1/` all have host 127.0.0.1. A literal address is checked before the
+//!   request, and again at every redirect.
 //! - Names are resolved once, by [`GuardedResolver`], the client's only resolver: it drops
-//!   every blocked address and fails when none is left, and the connection goes to an address
-//!   it returned. There is no second lookup a rebinding DNS server could answer differently.
-//! - The fetch client has no proxy, so nobody else resolves for it.
+//!   every forbidden address and fails when none is left, and the connection goes to an
+//!   address it returned. There is no second lookup a rebinding DNS server could answer
+//!   differently. The fetch client has no proxy, so nobody else resolves for it.
+//! - The address a response actually came from is checked once more ([`Policy::check_peer`]),
+//!   so a path around the two checks above would still end in a refusal.
 //!
-//! `--web-allow-host` exempts named hosts; `--web-allow-private` turns the address rules off.
+//! `--web-allow-host HOST` exempts a name (whatever it resolves to) or a literal address
+//! (wherever it is met); `--web-allow-private` turns the address rules off.
+//! `WORKER_WEB_RESOLVE` pins names to addresses, which are checked like any DNS answer: it
+//! replaces the lookup, never the guard, and only the operator's environment sets it.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// Why an address is refused.
-pub fn blocked_rule(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => blocked_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(inner) = embedded_v4(v6) {
-                return blocked_v4(inner);
-            }
-            let segments = v6.segments();
-            if v6.is_loopback() {
-                Some("loopback")
-            } else if v6.is_unspecified() {
-                Some("unspecified")
-            } else if segments[0] & 0xfe00 == 0xfc00 {
-                Some("private (unique local)")
-            } else if segments[0] & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if segments[0] & 0xff00 == 0xff00 {
-                Some("multicast")
-            } else {
-                None
-            }
-        }
-    }
-}
+use crate::net::{Classifier, Forbidden};
 
-fn blocked_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, ..] = ip.octets();
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_unspecified() || a == 0 {
-        Some("unspecified")
-    } else if ip.is_private() {
-        Some("private (RFC 1918)")
-    } else if ip.is_link_local() {
-        Some("link-local (cloud metadata)")
-    } else if a == 100 && (64..128).contains(&b) {
-        Some("carrier-grade NAT")
-    } else if ip.is_multicast() {
-        Some("multicast")
-    } else if ip.is_broadcast() {
-        Some("broadcast")
-    } else {
-        None
-    }
-}
-
-/// The IPv4 address inside an IPv4-mapped or NAT64 IPv6 address.
-fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return Some(v4);
-    }
-    let s = ip.segments();
-    let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6].iter().all(|x| *x == 0);
-    nat64.then(|| {
-        let [.., hi, lo] = s;
-        Ipv4Addr::from(((u32::from(hi)) << 16) | u32::from(lo))
-    })
-}
+/// What every refusal starts with, so callers can tell it from other failures.
+pub const MARKER: &str = "blocked by the SSRF guard";
 
 /// What may be fetched.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    /// Hosts exempt from the address rules (`--web-allow-host`), lower-case.
+    /// Hosts and addresses exempt from the address rules (`--web-allow-host`), lower-case.
     pub allow_hosts: Vec<String>,
     /// `--web-allow-private`: no address rules at all.
     pub allow_private: bool,
@@ -89,12 +43,23 @@ pub struct Policy {
 }
 
 impl Policy {
-    fn exempt(&self, host: &str) -> bool {
+    fn exempt_host(&self, host: &str) -> bool {
         self.allow_private
             || self
                 .allow_hosts
                 .iter()
                 .any(|h| h.eq_ignore_ascii_case(host))
+    }
+
+    /// An address allowed literally (`--web-allow-host 10.0.0.5`, or `[fd00::5]`).
+    fn exempt_address(&self, ip: IpAddr) -> bool {
+        self.allow_private
+            || self.allow_hosts.iter().any(|h| {
+                h.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<IpAddr>()
+                    .is_ok_and(|allowed| allowed == ip)
+            })
     }
 
     /// Checks a URL before it is requested (and every redirect target): its scheme, and its
@@ -106,23 +71,62 @@ impl Policy {
                 url.scheme()
             ));
         }
-        let host = match url.host() {
+        let ip = match url.host() {
             Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
             Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
             Some(url::Host::Domain(_)) => return Ok(()),
             None => return Err("the URL has no host".into()),
         };
-        let shown = url.host_str().unwrap_or_default();
-        match blocked_rule(host) {
-            Some(rule) if !self.exempt(shown) => Err(refusal(shown, host, rule)),
-            _ => Ok(()),
+        self.check_literal(url.host_str().unwrap_or_default(), ip, &Classifier::now())
+    }
+
+    /// Checks the address a response came from, against the host of its URL.
+    pub fn check_peer(&self, url: &reqwest::Url, ip: IpAddr) -> Result<(), String> {
+        let classifier = Classifier::now();
+        match url.host() {
+            Some(url::Host::Domain(host)) => self.check_resolved(host, ip, &classifier),
+            _ => self.check_literal(url.host_str().unwrap_or_default(), ip, &classifier),
+        }
+    }
+
+    /// A literal address, as written in a URL (`shown`).
+    fn check_literal(
+        &self,
+        shown: &str,
+        ip: IpAddr,
+        classifier: &Classifier,
+    ) -> Result<(), String> {
+        if self.exempt_host(shown) || self.exempt_address(ip) {
+            return Ok(());
+        }
+        match classifier.forbidden(ip) {
+            Some(forbidden) => Err(format!(
+                "{MARKER}: {ip} is {forbidden}; allow it with --web-allow-host {ip} or --web-allow-private"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// An address `host` resolved to.
+    fn check_resolved(
+        &self,
+        host: &str,
+        ip: IpAddr,
+        classifier: &Classifier,
+    ) -> Result<(), String> {
+        if self.exempt_host(host) || self.exempt_address(ip) {
+            return Ok(());
+        }
+        match classifier.forbidden(ip) {
+            Some(forbidden) => Err(refusal(host, ip, &forbidden)),
+            None => Ok(()),
         }
     }
 }
 
-fn refusal(host: &str, ip: IpAddr, rule: &str) -> String {
+fn refusal(host: &str, ip: IpAddr, forbidden: &Forbidden) -> String {
     format!(
-        "blocked by the SSRF guard: {host} is {ip}, a {rule} address (allow it with --web-allow-host {host} or --web-allow-private)"
+        "{MARKER}: {host} is {ip}, {forbidden}; allow it with --web-allow-host {host} or --web-allow-private"
     )
 }
 
@@ -149,24 +153,21 @@ impl Resolve for GuardedResolver {
                     .map(|addr| addr.ip())
                     .collect(),
             };
-            if policy.exempt(&host) {
-                let addrs: Addrs = Box::new(addresses.into_iter().map(|ip| SocketAddr::new(ip, 0)));
-                return Ok(addrs);
-            }
+            let classifier = Classifier::now();
             let mut refused = None;
             let allowed: Vec<SocketAddr> = addresses
                 .into_iter()
-                .filter(|ip| match blocked_rule(*ip) {
-                    Some(rule) => {
-                        refused.get_or_insert((*ip, rule));
+                .filter(|ip| match policy.check_resolved(&host, *ip, &classifier) {
+                    Ok(()) => true,
+                    Err(reason) => {
+                        refused.get_or_insert(reason);
                         false
                     }
-                    None => true,
                 })
                 .map(|ip| SocketAddr::new(ip, 0))
                 .collect();
             match (allowed.is_empty(), refused) {
-                (true, Some((ip, rule))) => Err(refusal(&host, ip, rule).into()),
+                (true, Some(reason)) => Err(reason.into()),
                 (true, None) => Err(format!("{host} has no address").into()),
                 (false, _) => {
                     let addrs: Addrs = Box::new(allowed.into_iter());

@@ -302,7 +302,8 @@ fn allow_host_admits_only_the_named_hosts_through_the_proxy() {
         ),
         answer("done"),
     ]);
-    let run = sandboxed(&scene, &mock, &["--allow-host", "127.0.0.1"], &[]);
+    let allowed = format!("127.0.0.1:{port}");
+    let run = sandboxed(&scene, &mock, &["--allow-host", &allowed], &[]);
     run.assert_code(0);
     let results = results(&run);
     assert_eq!(results[0].0, "hello", "{results:?}");
@@ -314,7 +315,7 @@ fn allow_host_admits_only_the_named_hosts_through_the_proxy() {
     );
     let status = &run.first("sandbox_status")["status"];
     assert_eq!(status["network"], "proxy");
-    assert_eq!(status["allowedHttpHosts"], json!(["127.0.0.1"]));
+    assert_eq!(status["allowedHttpHosts"], json!([allowed]));
 }
 
 #[test]

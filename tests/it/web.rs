@@ -401,8 +401,9 @@ fn the_ssrf_guard_blocks_internal_addresses_at_every_hop() {
             "counted in the run's stats"
         );
         assert!(
-            text(&end)
-                .contains("blocked by the SSRF guard: 127.0.0.1 is 127.0.0.1, a loopback address"),
+            text(&end).contains(
+                "blocked by the SSRF guard: 127.0.0.1 is a loopback address (127.0.0.0/8)"
+            ),
             "{}",
             text(&end)
         );
@@ -431,7 +432,7 @@ fn the_ssrf_guard_blocks_internal_addresses_at_every_hop() {
         &brave,
     );
     assert!(
-        text(&end).contains("169.254.169.254, a link-local (cloud metadata) address"),
+        text(&end).contains("169.254.169.254 is a link-local (cloud metadata) address"),
         "{}",
         text(&end)
     );

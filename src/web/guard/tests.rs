@@ -5,53 +5,34 @@ fn url(text: &str) -> reqwest::Url {
 }
 
 #[test]
-fn every_internal_range_is_refused_and_public_ones_pass() {
-    for (ip, rule) in [
-        ("127.0.0.1", "loopback"),
-        ("10.1.2.3", "private (RFC 1918)"),
-        ("172.16.0.1", "private (RFC 1918)"),
-        ("192.168.1.1", "private (RFC 1918)"),
-        ("169.254.169.254", "link-local (cloud metadata)"),
-        ("100.64.0.1", "carrier-grade NAT"),
-        ("224.0.0.1", "multicast"),
-        ("0.0.0.0", "unspecified"),
-        ("255.255.255.255", "broadcast"),
-        ("::1", "loopback"),
-        ("::", "unspecified"),
-        ("fd00::1", "private (unique local)"),
-        ("fe80::1", "link-local"),
-        ("ff02::1", "multicast"),
-        ("::ffff:127.0.0.1", "loopback"),
-        ("::ffff:169.254.169.254", "link-local (cloud metadata)"),
-        ("64:ff9b::a9fe:a9fe", "link-local (cloud metadata)"),
-    ] {
-        assert_eq!(blocked_rule(ip.parse().unwrap()), Some(rule), "{ip}");
-    }
-    for ip in ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "100.128.0.1"] {
-        assert_eq!(blocked_rule(ip.parse().unwrap()), None, "{ip}");
-    }
-}
-
-#[test]
 fn numeric_tricks_are_normalized_before_the_check() {
     let policy = Policy::default();
-    for trick in [
-        "http://2130706433/",
-        "http://0x7f.1/",
-        "http://0177.0.0.1/",
-        "http://127.1/",
-        "http://[::ffff:127.0.0.1]/",
-        "http://a@127.0.0.1/",
-        "http://user:pass@[::1]:8080/x",
-        "https://169.254.169.254/latest/meta-data/",
+    for (trick, ip) in [
+        ("http://2130706433/", "127.0.0.1"),
+        ("http://0x7f.1/", "127.0.0.1"),
+        ("http://0177.0.0.1/", "127.0.0.1"),
+        ("http://127.1/", "127.0.0.1"),
+        ("http://a@127.0.0.1/", "127.0.0.1"),
+        ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1"),
+        ("http://user:pass@[::1]:8080/x", "::1"),
+        (
+            "https://169.254.169.254/latest/meta-data/",
+            "169.254.169.254",
+        ),
+        ("http://[64:ff9b::a9fe:a9fe]/", "64:ff9b::a9fe:a9fe"),
     ] {
         let err = policy.check_url(&url(trick)).unwrap_err();
         assert!(
-            err.starts_with("blocked by the SSRF guard: "),
+            err.starts_with(&format!("blocked by the SSRF guard: {ip} is ")),
             "{trick}: {err}"
         );
     }
+    assert_eq!(
+        policy.check_url(&url("http://127.0.0.1/")).unwrap_err(),
+        "blocked by the SSRF guard: 127.0.0.1 is a loopback address (127.0.0.0/8); allow it with --web-allow-host 127.0.0.1 or --web-allow-private"
+    );
     assert!(policy.check_url(&url("http://example.com/")).is_ok());
+    assert!(policy.check_url(&url("http://93.184.216.34/")).is_ok());
     assert_eq!(
         policy.check_url(&url("file:///etc/passwd")).unwrap_err(),
         "only http and https URLs can be fetched, not file:"
@@ -62,11 +43,42 @@ fn numeric_tricks_are_normalized_before_the_check() {
 #[test]
 fn allowed_hosts_and_allow_private_open_the_guard_deliberately() {
     let policy = Policy {
-        allow_hosts: vec!["127.0.0.1".into()],
+        allow_hosts: vec![
+            "127.0.0.1".into(),
+            "[fd00::5]".into(),
+            "intranet.corp".into(),
+        ],
         ..Policy::default()
     };
     assert!(policy.check_url(&url("http://127.0.0.1:8080/")).is_ok());
+    assert!(policy.check_url(&url("http://[fd00::5]/")).is_ok());
     assert!(policy.check_url(&url("http://10.0.0.1/")).is_err());
+    // Another spelling of an allowed address is that address; another address is not.
+    assert!(policy.check_url(&url("http://2130706433/")).is_ok());
+    assert!(
+        policy
+            .check_url(&url("http://[::ffff:127.0.0.1]/"))
+            .is_err()
+    );
+    let classifier = Classifier::now();
+    let ten = "10.0.0.9".parse().unwrap();
+    assert!(
+        policy
+            .check_resolved("intranet.corp", ten, &classifier)
+            .is_ok()
+    );
+    assert!(
+        policy
+            .check_resolved("docs.example", ten, &classifier)
+            .is_err()
+    );
+    // A name that resolves to an address allowed literally.
+    let loopback = "127.0.0.1".parse().unwrap();
+    assert!(
+        policy
+            .check_resolved("docs.example", loopback, &classifier)
+            .is_ok()
+    );
     let open = Policy {
         allow_private: true,
         ..Policy::default()
@@ -74,11 +86,35 @@ fn allowed_hosts_and_allow_private_open_the_guard_deliberately() {
     assert!(open.check_url(&url("http://10.0.0.1/")).is_ok());
 }
 
+#[test]
+fn the_address_a_response_came_from_is_checked_against_its_url() {
+    let policy = Policy::default();
+    let err = policy
+        .check_peer(&url("http://docs.example/"), "10.0.0.7".parse().unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "blocked by the SSRF guard: docs.example is 10.0.0.7, a private (RFC 1918) address (10.0.0.0/8); allow it with --web-allow-host docs.example or --web-allow-private"
+    );
+    assert!(
+        policy
+            .check_peer(
+                &url("http://docs.example/"),
+                "93.184.216.34".parse().unwrap()
+            )
+            .is_ok()
+    );
+}
+
 #[tokio::test]
-async fn a_name_that_resolves_to_a_private_address_is_refused_by_the_resolver() {
+async fn a_name_that_resolves_to_a_forbidden_address_is_refused_by_the_resolver() {
     let policy = Arc::new(Policy {
         pinned: vec![
             ("internal.example.com".into(), "10.0.0.7".parse().unwrap()),
+            (
+                "mapped.example.com".into(),
+                "::ffff:169.254.169.254".parse().unwrap(),
+            ),
             (
                 "public.example.com".into(),
                 "93.184.216.34".parse().unwrap(),
@@ -90,7 +126,13 @@ async fn a_name_that_resolves_to_a_private_address_is_refused_by_the_resolver() 
     let name: Name = "internal.example.com".parse().unwrap();
     let err = resolver.resolve(name).await.err().unwrap().to_string();
     assert!(
-        err.starts_with("blocked by the SSRF guard: internal.example.com is 10.0.0.7"),
+        err.starts_with("blocked by the SSRF guard: internal.example.com is 10.0.0.7, a private"),
+        "{err}"
+    );
+    let name: Name = "mapped.example.com".parse().unwrap();
+    let err = resolver.resolve(name).await.err().unwrap().to_string();
+    assert!(
+        err.contains("carrying 169.254.169.254, a link-local"),
         "{err}"
     );
     let name: Name = "public.example.com".parse().unwrap();
