@@ -320,9 +320,11 @@ pub struct RunArgs {
     pub sandbox_env: Vec<(String, String)>,
 
     /// A host commands may reach over HTTP/HTTPS (repeatable; *.example.com for its
-    /// subdomains): under --sandbox linux, through worker's proxy, the only way out. With
-    /// --sandbox none it cannot be enforced, and a warning says so.
-    #[arg(long, value_name = "HOST", value_parser = crate::sandbox::parse_host)]
+    /// subdomains, an IP address for that address), on ports 443 and 80, or HOST:PORT for
+    /// that port only: under --sandbox linux, through worker's proxy, the only way out, and
+    /// never to a loopback, private or link-local address unless that address itself is
+    /// allowed. With --sandbox none it cannot be enforced, and a warning says so.
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = crate::sandbox::parse_host)]
     pub allow_host: Vec<String>,
 
     /// No network for commands (only loopback), enforced by --sandbox linux; with --sandbox
@@ -344,8 +346,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = crate::web::DEFAULT_MAX_CALLS, value_parser = clap::value_parser!(u32).range(1..))]
     pub web_search_max_calls: u32,
 
-    /// A host web_fetch may reach although it is on a private or internal network
-    /// (repeatable), e.g. an intranet docs server.
+    /// A host or address web_fetch may reach although it is on a private or internal network
+    /// or on this machine (repeatable), e.g. an intranet docs server.
     #[arg(long, value_name = "HOST")]
     pub web_allow_host: Vec<String>,
 
