@@ -25,6 +25,9 @@ use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
 use crate::secrets::Secrets;
 
+pub use credentials::credentials;
+
+mod credentials;
 #[cfg(feature = "otel")]
 mod delivery;
 #[cfg(feature = "otel")]
