@@ -246,7 +246,7 @@ pub fn build_config(
     warnings.extend(telemetry.warnings);
     config.extensions.extend(telemetry.extension);
     if settings.is_active() {
-        let bridge = DynamoBridge::new(settings).map_err(|err| {
+        let bridge = DynamoBridge::new(settings, config.secrets.clone()).map_err(|err| {
             let path = args.trace_file.as_deref().unwrap_or(Path::new(""));
             format!("--trace-file {}: {err}", path.display())
         })?;

@@ -64,7 +64,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tools",
         ],
     ),
-    ("dynamo", &["config", "events", "extension", "llm", "sync"]),
+    (
+        "dynamo",
+        &["config", "events", "extension", "llm", "secrets", "sync"],
+    ),
     (
         "github",
         &[
