@@ -6,6 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use std::panic::AssertUnwindSafe;
+use std::sync::OnceLock;
 
 use clap::{CommandFactory, FromArgMatches};
 use futures_util::FutureExt;
@@ -13,6 +14,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use worker::cli::{
     Cli, Command, ProcessEnv, PromptError, TraceCommand, build_config, compat, read_prompt,
 };
+use worker::secrets::Secrets;
 use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
@@ -59,7 +61,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &worker::cli::RunArgs) -> ExitStatus {
-    let config = match build_config(args, &ProcessEnv) {
+    let secrets = SECRETS.get_or_init(Secrets::default);
+    let config = match build_config(args, &ProcessEnv, secrets) {
         Ok((config, warnings)) => {
             for warning in &warnings {
                 warn(warning);
@@ -166,7 +169,16 @@ fn usage_error(message: &str) -> ExitStatus {
     ExitStatus::Usage
 }
 
-/// stderr may be closed too; a failed warning is not worth a panic.
+/// The run's secrets, filled while the configuration is built: every line on stderr passes
+/// them (a panic message and a server's error body included).
+static SECRETS: OnceLock<Secrets> = OnceLock::new();
+
+/// Every line worker writes to stderr, redacted. stderr may be closed too; a failed warning
+/// is not worth a panic.
 fn warn(message: &str) {
+    let message = match SECRETS.get() {
+        Some(secrets) => secrets.redact(message),
+        None => message.into(),
+    };
     let _ = writeln!(std::io::stderr(), "worker: {message}");
 }

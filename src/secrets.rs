@@ -1,9 +1,19 @@
-//! Secret values that must never leave the process: API keys, GitHub tokens, and the
-//! installation tokens minted during the run.
+//! Secret values that must never leave the process: every credential worker knows (model
+//! provider keys from every source, GitHub tokens, App keys and the installation tokens minted
+//! during the run, web search keys, OTEL header values; `cli::credentials` lists them).
 //!
-//! One shared set per run. Tool results are redacted before the model sees them, and every
-//! line the emitter writes, every recorded fixture and trace is redacted again on the way out,
-//! so a token cannot escape even through a command that prints its environment.
+//! One shared set per run, filled before anything is printed and growing as tokens are
+//! minted. Every sink passes its text through it at one choke point: the emitter (stdout),
+//! the binary's stderr writer, the model request, the recording, the session file, the
+//! trace file and ZeroMQ tee, OTEL export, `--output-last-message`, a command's output as it
+//! arrives (so its progress, spill file and result), and every tool result. So a key cannot
+//! escape even through a command that prints its environment.
+//!
+//! What counts as a secret: a value is trimmed, and ignored when shorter than [`MIN_LEN`]
+//! characters: placeholders such as `EMPTY`, `none` or `ollama`, which local servers accept
+//! as keys, would otherwise be cut out of ordinary text. Each value is also redacted in its
+//! JSON-escaped form, and a value of several lines (a PEM key) line by line too, so a command
+//! that prints only part of the file still shows none of it.
 
 use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
@@ -13,8 +23,8 @@ use serde_json::Value;
 use crate::sync::RwLockExt;
 
 pub const REDACTED: &str = "[REDACTED]";
-/// Shorter values are ignored: redacting them would mangle ordinary text.
-const MIN_LEN: usize = 6;
+/// Shorter values are not secrets: redacting them would mangle ordinary text.
+pub const MIN_LEN: usize = 8;
 
 #[derive(Debug, Clone, Default)]
 pub struct Secrets {
@@ -30,20 +40,31 @@ impl Secrets {
         secrets
     }
 
-    /// Adds a value (kept longest first, so a secret containing another is replaced whole).
-    /// Its JSON-escaped form is added too: a secret with `"` or `\` appears escaped in every
-    /// serialized line.
-    pub fn add(&self, value: impl Into<String>) {
-        let value = value.into();
-        if value.len() < MIN_LEN {
+    /// Adds a value, trimmed (kept longest first, so a secret containing another is replaced
+    /// whole). Its JSON-escaped form is added too: a secret with `"`, `\` or a newline appears
+    /// escaped in every serialized line. A value of several lines adds each line as well,
+    /// except PEM armor (`-----BEGIN …`), which is no secret.
+    pub fn add(&self, value: impl AsRef<str>) {
+        let value = value.as_ref().trim();
+        if value.chars().count() < MIN_LEN {
             return;
         }
-        let escaped = serde_json::to_string(&value)
-            .ok()
-            .map(|quoted| quoted[1..quoted.len() - 1].to_string())
-            .filter(|escaped| *escaped != value);
+        let lines = value
+            .lines()
+            .map(str::trim)
+            .filter(|line| *line != value && !line.starts_with("-----"));
+        let mut forms: Vec<String> = Vec::new();
+        for form in std::iter::once(value).chain(lines) {
+            if form.chars().count() < MIN_LEN {
+                continue;
+            }
+            forms.push(form.to_string());
+            if let Some(escaped) = json_escaped(form).filter(|escaped| escaped != form) {
+                forms.push(escaped);
+            }
+        }
         let mut values = self.values.write_or_recover();
-        for form in std::iter::once(value).chain(escaped) {
+        for form in forms {
             if !values.contains(&form) {
                 values.push(form);
             }
@@ -115,6 +136,26 @@ impl Secrets {
             _ => {}
         }
     }
+}
+
+/// The password a URL carries (`https://user:pass@host`), as written and percent-decoded.
+pub fn url_password(raw: &str) -> Vec<String> {
+    let Some(password) = url::Url::parse(raw.trim())
+        .ok()
+        .and_then(|url| url.password().map(str::to_string))
+    else {
+        return Vec::new();
+    };
+    let decoded = percent_encoding::percent_decode_str(&password)
+        .decode_utf8_lossy()
+        .into_owned();
+    vec![password, decoded]
+}
+
+/// `value` as it appears inside a JSON string.
+fn json_escaped(value: &str) -> Option<String> {
+    let quoted = serde_json::to_string(value).ok()?;
+    Some(quoted[1..quoted.len() - 1].to_string())
 }
 
 /// Redacts a stream that arrives in pieces (streamed deltas, command output): a secret split

@@ -188,6 +188,7 @@ impl Session {
                 retry: &retry,
                 idle_timeout: self.config.limits.idle_timeout,
                 control: &self.config.control,
+                secrets: &self.config.secrets,
                 provider,
                 model,
                 dialect: self.config.model.dialect(),

@@ -165,7 +165,11 @@ impl Session {
             stats: self.stats.clone(),
             messages: std::mem::take(&mut self.messages),
             records: self.emitter.records(),
-            warnings: std::mem::take(&mut self.warnings),
+            // For stderr, like `failure`.
+            warnings: std::mem::take(&mut self.warnings)
+                .iter()
+                .map(|warning| self.config.secrets.redact(warning).into_owned())
+                .collect(),
             fatal_error: fatal,
             failure,
             structured_output: self.structured_output.take(),

@@ -63,6 +63,7 @@ pub struct RunResult {
     pub messages: Vec<Message>,
     /// Every emitted line as JSON (when `retain_records` is set).
     pub records: Vec<Value>,
+    /// Problems worth a line on stderr (redacted).
     pub warnings: Vec<String>,
     pub fatal_error: Option<FatalError>,
     /// Why the run did not succeed, as one line for stderr (redacted); `None` on success.

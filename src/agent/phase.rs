@@ -52,6 +52,7 @@ impl Session {
                 retry: with.retry,
                 idle_timeout: self.config.limits.idle_timeout,
                 control: &self.config.control,
+                secrets: &self.config.secrets,
                 provider: with.provider,
                 model: with.model,
                 dialect: self.config.model.dialect(),

@@ -21,6 +21,7 @@ use crate::llm::{
     Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, RetryPolicy, SseItem,
     SseStream, Transport, excerpt,
 };
+use crate::secrets::Secrets;
 
 /// The most of an error response body kept for the message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -33,6 +34,8 @@ pub struct TurnContext<'a> {
     pub retry: &'a RetryPolicy,
     pub idle_timeout: Duration,
     pub control: &'a RunControl,
+    /// What the model server receives and answers passes these first (see [`prepare`]).
+    pub secrets: &'a Secrets,
     pub provider: &'a str,
     pub model: &'a str,
     pub dialect: crate::llm::Dialect,
@@ -103,11 +106,7 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
     let mut resends = 0;
     loop {
         requests += 1;
-        let request = prepare(
-            ctx.decorators,
-            body,
-            &format!("{}:a{requests}", ctx.request_id),
-        );
+        let request = prepare(ctx, body, &format!("{}:a{requests}", ctx.request_id));
         let attempt = attempt(ctx, &request).await;
         // `shown`: a partial message that was streamed and ended with the error.
         let (error, rejected, shown) = match attempt {
@@ -216,15 +215,19 @@ fn resend_after_rejection(
     resend
 }
 
-/// The request as sent: its id first, so decorators can read it.
-fn prepare(decorators: &[Arc<dyn RequestDecorator>], body: &Value, request_id: &str) -> Request {
+/// The request as sent: its id first, so decorators can read it. The body is redacted
+/// last, whole: the one place every model request passes, so no credential reaches the model
+/// server from a prompt, a context file, a tool result or an earlier answer. (The key itself
+/// goes in the transport's auth header, which is not part of the body.)
+fn prepare(ctx: &TurnContext<'_>, body: &Value, request_id: &str) -> Request {
     let mut request = Request {
         body: body.clone(),
         headers: vec![("x-request-id".to_string(), request_id.to_string())],
     };
-    for decorator in decorators {
+    for decorator in ctx.decorators {
         decorator.decorate(&mut request.body, &mut request.headers);
     }
+    ctx.secrets.redact_value(&mut request.body);
     request
 }
 
@@ -242,7 +245,11 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
         Ok(Ok(response)) => response,
     };
     if !(200..300).contains(&response.status) {
-        let text = read_error_body(ctx, response.body).await;
+        // Redacted before it is cut to an excerpt, which could keep half a key.
+        let text = ctx
+            .secrets
+            .redact(&read_error_body(ctx, response.body).await)
+            .into_owned();
         let error = LlmError::from_status(response.status, &text, response.retry_after);
         return Attempt::FailedEarly(error, Some((response.status, text)));
     }
@@ -288,7 +295,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
                     content_type: content_type
                         .clone()
                         .unwrap_or_else(|| "no content type".into()),
-                    excerpt: excerpt(&liveness.head(), 200),
+                    excerpt: excerpt(&ctx.secrets.redact(&liveness.head()), 200),
                 });
             }
             Ok(None) => break Ended::Failed(LlmError::Truncated),

@@ -18,6 +18,7 @@ use crate::web::WebSearch;
 mod args;
 mod auth_file;
 pub mod compat;
+mod credentials;
 mod model;
 mod prompt;
 pub mod reference;
@@ -26,19 +27,15 @@ pub use args::{Cli, Command, RunArgs, TraceCommand};
 pub use model::parse_model;
 pub use prompt::{PromptError, read_prompt};
 
-/// Variables whose values must never be written to a recording.
-const SECRET_VARS: [&str; 7] = [
-    "DYNAMO_API_KEY",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GITHUB_APP_PRIVATE_KEY",
-];
-
 /// The run's configuration and the warnings found on the way (reported, not fatal).
-pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<String>), String> {
+///
+/// Every credential is added to `secrets` as soon as it is known, so the caller can redact
+/// what it prints (warnings, or the usage error) with the same set the run uses.
+pub fn build_config(
+    args: &RunArgs,
+    env: &dyn Env,
+    secrets: &Secrets,
+) -> Result<(RunConfig, Vec<String>), String> {
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let overrides = match (&args.providers, env.get(model::PROVIDERS_ENV)) {
         (Some(raw), _) => model::parse_overrides(raw, "--providers")?,
@@ -55,7 +52,18 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     {
         endpoint.api_key = Some(key.clone());
     }
+    credentials::register(
+        secrets,
+        &credentials::Known {
+            env,
+            overrides: &overrides,
+            model: &model,
+            auth: &auth,
+            otel_endpoint: args.otel_endpoint.as_deref(),
+        },
+    );
     let mut config = RunConfig::new(cwd, model);
+    config.secrets = secrets.clone();
     // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first.
     config.session_id = session_id(args, env, &config.cwd)?;
     config.price = args.price;
@@ -124,12 +132,6 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
         }
         config.record = Some(record.clone());
     }
-    config.secrets = Secrets::from_values(
-        SECRET_VARS
-            .iter()
-            .filter_map(|name| env.get(name))
-            .chain(auth.keys.into_values()),
-    );
     let mut warnings = auth.warnings;
     let github = crate::github::configure(
         env,
@@ -250,7 +252,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     warnings.extend(telemetry.warnings);
     config.extensions.extend(telemetry.extension);
     if settings.is_active() {
-        let bridge = DynamoBridge::new(settings).map_err(|err| {
+        let bridge = DynamoBridge::new(settings, config.secrets.clone()).map_err(|err| {
             let path = args.trace_file.as_deref().unwrap_or(Path::new(""));
             format!("--trace-file {}: {err}", path.display())
         })?;

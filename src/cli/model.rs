@@ -5,9 +5,10 @@
 //! self-hosted server) is added without code by `--providers` / `AGENTIC_PI_PROVIDERS`, in
 //! agentic-pi's shape: `{"acme": {"baseUrl": "https://gw/v1", "api": "openai-completions",
 //! "apiKeyEnv": "ACME_API_KEY"}}`. For a built-in provider `baseUrl` alone re-points it (its
-//! wire format and key stay); a new name also needs `api`. A broken entry is a usage error:
-//! silently reaching the vendor instead of the configured gateway is what the setting exists
-//! to prevent.
+//! wire format and key stay); a new name also needs `api`. The key is the entry's `apiKey`
+//! (the key itself), else the variable its `apiKeyEnv` names, else the provider's own variable
+//! (`<NAME>_API_KEY` for a new name). A broken entry is a usage error: silently reaching the
+//! vendor instead of the configured gateway is what the setting exists to prevent.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,11 +23,20 @@ pub const PROVIDERS_ENV: &str = "AGENTIC_PI_PROVIDERS";
 
 const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
 
+/// The key variables of the built-in providers.
+const DYNAMO_KEY: &str = "DYNAMO_API_KEY";
+const OPENAI_KEY: &str = "OPENAI_API_KEY";
+const ANTHROPIC_KEY: &str = "ANTHROPIC_API_KEY";
+const OPENROUTER_KEY: &str = "OPENROUTER_API_KEY";
+const BUILTIN_KEY_VARS: [&str; 4] = [DYNAMO_KEY, OPENAI_KEY, ANTHROPIC_KEY, OPENROUTER_KEY];
+
 /// One `--providers` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
     pub base_url: String,
     pub api: Option<HttpProvider>,
+    /// The key itself (`apiKey`).
+    pub api_key: Option<String>,
     pub api_key_env: Option<String>,
 }
 
@@ -56,15 +66,28 @@ pub fn parse_overrides(raw: &str, label: &str) -> Result<BTreeMap<String, Overri
                 ));
             }
         };
+        let text = |field: &str| match entry.get(field) {
+            None => Ok(None),
+            Some(Value::String(value)) if !value.trim().is_empty() => Ok(Some(value.to_string())),
+            // The value is never echoed: it may be a key.
+            Some(_) => Err(format!(
+                "{label}.{prefix}.{field} must be a non-empty string"
+            )),
+        };
+        let api_key = text("apiKey")?;
+        let api_key_env = text("apiKeyEnv")?;
+        if api_key.is_some() && api_key_env.is_some() {
+            return Err(format!(
+                "{label}.{prefix}: give apiKey (the key) or apiKeyEnv (a variable holding it), not both"
+            ));
+        }
         out.insert(
             prefix,
             Override {
                 base_url: base_url.trim_end_matches('/').to_string(),
                 api,
-                api_key_env: entry
-                    .get("apiKeyEnv")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+                api_key,
+                api_key_env,
             },
         );
     }
@@ -98,7 +121,7 @@ pub fn parse_model(
             env.get("DYNAMO_BASE_URL")
                 .or_else(|| env.get("OPENAI_BASE_URL"))
                 .unwrap_or_else(|| defaults::DYNAMO_BASE_URL.to_string()),
-            "DYNAMO_API_KEY".to_string(),
+            DYNAMO_KEY.to_string(),
             false,
         ),
         "openai" => {
@@ -107,24 +130,19 @@ pub fn parse_model(
                 .unwrap_or_else(|| defaults::OPENAI_BASE_URL.to_string());
             // OpenAI itself needs a key; a compatible server elsewhere may not.
             let required = normalize_base_url(&base) == defaults::OPENAI_BASE_URL;
-            (
-                HttpProvider::OpenAi,
-                base,
-                "OPENAI_API_KEY".to_string(),
-                required,
-            )
+            (HttpProvider::OpenAi, base, OPENAI_KEY.to_string(), required)
         }
         "anthropic" => (
             HttpProvider::Anthropic,
             env.get("ANTHROPIC_BASE_URL")
                 .unwrap_or_else(|| defaults::ANTHROPIC_BASE_URL.to_string()),
-            "ANTHROPIC_API_KEY".to_string(),
+            ANTHROPIC_KEY.to_string(),
             true,
         ),
         "openrouter" => (
             HttpProvider::Compatible,
             OPENROUTER_BASE_URL.to_string(),
-            "OPENROUTER_API_KEY".to_string(),
+            OPENROUTER_KEY.to_string(),
             true,
         ),
         other => match overridden {
@@ -132,12 +150,7 @@ pub fn parse_model(
                 api: Some(api),
                 base_url,
                 ..
-            }) => (
-                *api,
-                base_url.clone(),
-                format!("{}_API_KEY", other.to_uppercase().replace('-', "_")),
-                false,
-            ),
+            }) => (*api, base_url.clone(), conventional_key_var(other), false),
             Some(_) => {
                 return Err(format!(
                     "--providers.{other} needs \"api\" (openai-completions or anthropic-messages): worker has no built-in provider of that name"
@@ -161,6 +174,7 @@ pub fn parse_model(
         ),
         None => (provider, base_url, key_var, required),
     };
+    let inline_key = overridden.and_then(|entry| entry.api_key.clone());
     if provider == HttpProvider::Anthropic && chosen.is_none() {
         return Err(format!("--model {prefix}/<id>: the model id is missing"));
     }
@@ -168,12 +182,32 @@ pub fn parse_model(
         provider,
         endpoint: Endpoint {
             base_url: normalize_base_url(&base_url),
-            api_key: env.get(&key_var),
-            required_key: required.then(|| key_var.clone()),
+            required_key: (required && inline_key.is_none()).then(|| key_var.clone()),
+            api_key: inline_key.or_else(|| env.get(&key_var)),
             label: prefix.to_string(),
         },
         model: chosen,
     })
+}
+
+/// `<NAME>_API_KEY`: the key variable of a provider `--providers` adds.
+fn conventional_key_var(name: &str) -> String {
+    format!("{}_API_KEY", name.to_uppercase().replace('-', "_"))
+}
+
+/// Every model key the command line and environment hold, whichever model the run uses: the
+/// built-in providers' variables, and each `--providers` entry's `apiKey`, the variable its
+/// `apiKeyEnv` names and its `<NAME>_API_KEY`.
+pub fn known_keys(env: &dyn Env, overrides: &BTreeMap<String, Override>) -> Vec<String> {
+    let mut vars: Vec<String> = BUILTIN_KEY_VARS.iter().map(|v| v.to_string()).collect();
+    let mut keys = Vec::new();
+    for (name, entry) in overrides {
+        keys.extend(entry.api_key.clone());
+        vars.extend(entry.api_key_env.clone());
+        vars.push(conventional_key_var(name));
+    }
+    keys.extend(vars.iter().filter_map(|var| env.get(var)));
+    keys
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ use crate::extension::{
     Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding, ToolJoins,
 };
 use crate::llm::{RequestDecorator, Transport};
+use crate::secrets::Secrets;
 use crate::sync::LockExt;
 use decorate::{BridgeDecorator, IdentityDecorator};
 use hints::{HintSettings, Hints};
@@ -173,17 +174,19 @@ pub struct DynamoBridge {
     relay: OnceLock<Relay>,
     relay_error: Mutex<Option<String>>,
     trace: Option<TraceFile>,
+    /// Every record is redacted with these before it leaves (trace file and tee).
+    secrets: Secrets,
     /// Start times of running tool calls: monotonic (for durations) and wall clock.
     started: Mutex<HashMap<String, (Instant, u64)>>,
 }
 
 impl DynamoBridge {
     /// Opens the trace file, if any (its error is the caller's to report).
-    pub fn new(settings: DynamoSettings) -> std::io::Result<DynamoBridge> {
+    pub fn new(settings: DynamoSettings, secrets: Secrets) -> std::io::Result<DynamoBridge> {
         let trace = settings
             .trace_file
             .as_deref()
-            .map(TraceFile::create)
+            .map(|path| TraceFile::create(path, secrets.clone()))
             .transpose()?;
         let protocol = Arc::new(ProtocolState::new(settings.protocol));
         let decorator = settings.decorate_requests.then(|| {
@@ -202,6 +205,7 @@ impl DynamoBridge {
             relay: OnceLock::new(),
             relay_error: Mutex::new(None),
             trace,
+            secrets,
             started: Mutex::new(HashMap::new()),
         })
     }
@@ -215,16 +219,18 @@ impl DynamoBridge {
             return;
         };
         let tool = &tool.for_ingest();
-        let encoded = match self.protocol.for_tool_records() {
-            Some(Resolved::Agent) => {
-                records::to_msgpack(&AgentTraceRecord::tool(event_type, time, identity, tool))
-            }
-            Some(Resolved::Request) => {
-                records::to_msgpack(&RequestTraceIngress::tool(event_type, time, identity, tool))
-            }
+        let record = match self.protocol.for_tool_records() {
+            Some(Resolved::Agent) => records::redacted(
+                &AgentTraceRecord::tool(event_type, time, identity, tool),
+                &self.secrets,
+            ),
+            Some(Resolved::Request) => records::redacted(
+                &RequestTraceIngress::tool(event_type, time, identity, tool),
+                &self.secrets,
+            ),
             None => return,
         };
-        if let Ok(payload) = encoded {
+        if let Some(Ok(payload)) = record.as_ref().map(records::to_msgpack) {
             relay.publish(payload);
         }
     }

@@ -15,6 +15,7 @@
 use serde::Serialize;
 
 use super::identity::AgentIdentity;
+use crate::secrets::Secrets;
 
 pub const AGENT_SCHEMA: &str = "dynamo.agent.trace.v1";
 pub const REQUEST_SCHEMA: &str = "dynamo.request.trace.v1";
@@ -169,6 +170,15 @@ impl<'a> RequestTraceIngress<'a> {
 /// Msgpack with field names (maps, not arrays), as Dynamo's decoder needs.
 pub fn to_msgpack<T: Serialize>(record: &T) -> Result<Vec<u8>, rmp_serde::encode::Error> {
     rmp_serde::to_vec_named(record)
+}
+
+/// `record` with every string redacted (a tool call id is the model's to choose), as a JSON
+/// value: [`to_msgpack`] encodes it to the record's own bytes (field order, integer and float
+/// encodings are kept).
+pub fn redacted<T: Serialize>(record: &T, secrets: &Secrets) -> Option<serde_json::Value> {
+    let mut value = serde_json::to_value(record).ok()?;
+    secrets.redact_value(&mut value);
+    Some(value)
 }
 
 /// The tool's family: its name up to the first `---` or `/` (`mcp/server.tool` → `mcp`).

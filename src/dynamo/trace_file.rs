@@ -2,7 +2,8 @@
 //!
 //! Each line is Dynamo's recorder envelope, `{"timestamp":<ms since the file was opened>,
 //! "event":<dynamo.agent.trace.v1 record>}`, so the tools that read Dynamo's traces (its
-//! Perfetto and Mooncake converters, `worker trace perfetto`) read these too.
+//! Perfetto and Mooncake converters, `worker trace perfetto`) read these too. Each line is
+//! redacted whole before it is written, like every line on stdout.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -12,10 +13,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::secrets::Secrets;
 use crate::sync::LockExt;
 
 pub struct TraceFile {
     writer: Mutex<BufWriter<File>>,
+    secrets: Secrets,
     opened: Instant,
     error: Mutex<Option<String>>,
 }
@@ -27,9 +30,10 @@ struct Envelope<'a, T> {
 }
 
 impl TraceFile {
-    pub fn create(path: &Path) -> std::io::Result<TraceFile> {
+    pub fn create(path: &Path, secrets: Secrets) -> std::io::Result<TraceFile> {
         Ok(TraceFile {
             writer: Mutex::new(BufWriter::new(File::create(path)?)),
+            secrets,
             opened: Instant::now(),
             error: Mutex::new(None),
         })
@@ -42,8 +46,9 @@ impl TraceFile {
             event: record,
         };
         let mut writer = self.writer.lock_or_recover();
-        let written = serde_json::to_writer(&mut *writer, &envelope)
+        let written = serde_json::to_string(&envelope)
             .map_err(std::io::Error::from)
+            .and_then(|line| writer.write_all(self.secrets.redact(&line).as_bytes()))
             .and_then(|()| writer.write_all(b"\n"))
             .and_then(|()| writer.flush());
         if let Err(err) = written {

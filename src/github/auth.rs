@@ -11,6 +11,7 @@ use octocrab::EncodingKey;
 
 use crate::config::Env;
 use crate::input_file::{InputKind, read_bytes};
+use crate::secrets::Secrets;
 
 const APP_ID: &str = "GITHUB_APP_ID";
 const APP_KEY_PATH: &str = "GITHUB_APP_PRIVATE_KEY_PATH";
@@ -61,7 +62,9 @@ pub struct Missing {
     pub message: String,
 }
 
-pub fn from_env(env: &dyn Env) -> Result<Credentials, Missing> {
+/// The run's credentials; the App's private key is added to `secrets` as soon as it is read
+/// (the token and the installation tokens are added by the client that uses them).
+pub fn from_env(env: &dyn Env, secrets: &Secrets) -> Result<Credentials, Missing> {
     let app = [APP_ID, APP_KEY_PATH, APP_INSTALLATION].map(|name| env.get(name));
     let set = app.iter().filter(|v| v.is_some()).count();
     match (set, app) {
@@ -83,6 +86,8 @@ pub fn from_env(env: &dyn Env) -> Result<Credentials, Missing> {
                 reason: "pem-unreadable",
                 message: format!("{APP_KEY_PATH} {key_path} is not an RSA private key in PEM form: {err}"),
             })?;
+            // Only a real key: the lines of a file named by mistake are no secret.
+            secrets.add(String::from_utf8_lossy(&pem));
             Ok(Credentials::App {
                 app_id,
                 installation_id,

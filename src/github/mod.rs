@@ -76,7 +76,7 @@ pub fn configure(
     let names = profiles
         .resolve(profile, &TOOL_NAMES)
         .map_err(|err| err.to_string())?;
-    let credentials = match auth::from_env(env) {
+    let credentials = match auth::from_env(env, secrets) {
         Ok(credentials) => credentials,
         Err(missing) => {
             let status = status(

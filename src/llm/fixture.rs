@@ -229,9 +229,7 @@ pub struct Recorder {
 impl Recorder {
     pub fn create(path: &Path, header: &FixtureHeader, secrets: Secrets) -> std::io::Result<Self> {
         let mut file = File::create(path)?;
-        let mut line = serde_json::to_vec(header)?;
-        line.push(b'\n');
-        file.write_all(&line)?;
+        file.write_all(&redacted_line(&secrets, header)?)?;
         Ok(Recorder {
             file: Mutex::new(file),
             secrets,
@@ -245,23 +243,19 @@ impl Recorder {
     }
 
     fn write(&self, request: &Value, response: RecordedResponse) {
-        let mut request = request.clone();
-        self.secrets.redact_value(&mut request);
         let exchange = Exchange {
-            request,
+            request: request.clone(),
             response: RecordedResponse {
+                // Chunk by chunk first: a secret streamed in pieces, or escaped twice (JSON in
+                // the SSE text in the JSON line), is found only there.
                 body: response.body.map(|b| redact_sse_body(&self.secrets, &b)),
-                transport_error: response
-                    .transport_error
-                    .map(|e| self.secrets.redact(&e).into_owned()),
                 ..response
             },
         };
-        let mut line = match serde_json::to_vec(&exchange) {
+        let line = match redacted_line(&self.secrets, &exchange) {
             Ok(line) => line,
             Err(err) => return self.fail(err.to_string()),
         };
-        line.push(b'\n');
         let written = {
             let mut file = self.file.lock_or_recover();
             file.write_all(&line).and_then(|()| file.flush())
@@ -277,6 +271,14 @@ impl Recorder {
             *error = Some(message);
         }
     }
+}
+
+/// One line of the file, redacted whole: the pass every line takes on its way out.
+fn redacted_line<T: Serialize>(secrets: &Secrets, value: &T) -> serde_json::Result<Vec<u8>> {
+    let line = serde_json::to_string(value)?;
+    let mut line = secrets.redact(&line).into_owned().into_bytes();
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// Passes requests to another transport and records each exchange.

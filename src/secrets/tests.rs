@@ -19,6 +19,46 @@ fn longest_secrets_win_and_short_values_are_ignored() {
 }
 
 #[test]
+fn values_are_trimmed_and_placeholders_are_no_secrets() {
+    // Keys local servers accept and nobody needs hidden: blank, `EMPTY`, `ollama`.
+    let secrets = Secrets::from_values(
+        ["", "        ", "EMPTY", "ollama", "  ollama  ", "1234567"].map(String::from),
+    );
+    assert!(secrets.is_empty());
+    // A real key, given with a newline (read from a file), is found without it.
+    secrets.add("sk-from-a-file-91\n");
+    assert_eq!(
+        secrets.redact("use sk-from-a-file-91 here"),
+        "use [REDACTED] here"
+    );
+}
+
+#[test]
+fn each_line_of_a_key_file_is_a_secret_but_not_its_armor() {
+    let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1b2c3d4\nq8w7e6r5t4y3u2i1o0p9\nshort\n-----END RSA PRIVATE KEY-----\n";
+    let secrets = Secrets::from_values([pem.to_string()]);
+    assert_eq!(
+        secrets.redact("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1b2c3d4\n"),
+        "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n"
+    );
+    assert_eq!(secrets.redact(pem), "[REDACTED]\n");
+    assert_eq!(
+        secrets.redact("tail: q8w7e6r5t4y3u2i1o0p9 short"),
+        "tail: [REDACTED] short"
+    );
+}
+
+#[test]
+fn a_url_password_is_found_as_written_and_decoded() {
+    assert_eq!(
+        url_password("https://user:p%40ss-word@gw.example/v1"),
+        ["p%40ss-word", "p@ss-word"]
+    );
+    assert!(url_password("https://user@gw.example/v1").is_empty());
+    assert!(url_password("not a url").is_empty());
+}
+
+#[test]
 fn json_escaped_forms_are_secrets_too() {
     let secrets = Secrets::from_values(["pa\"ss\\word-1".to_string()]);
     let line = serde_json::to_string(&json!({"text": "key pa\"ss\\word-1 here"})).unwrap();

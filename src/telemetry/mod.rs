@@ -25,10 +25,15 @@ use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
 use crate::secrets::Secrets;
 
+pub use credentials::credentials;
+
+mod credentials;
 #[cfg(feature = "otel")]
 mod delivery;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(feature = "otel")]
+mod redact;
 
 /// The longest a run waits at exit for telemetry to leave.
 pub const FLUSH_LIMIT: Duration = Duration::from_secs(2);
@@ -66,7 +71,7 @@ pub struct Settings {
     pub metrics: bool,
     pub include_content: bool,
     pub identity: Option<AgentIdentity>,
-    /// Content attributes are redacted like every other output.
+    /// Every exported span is redacted with these, like every other output.
     pub secrets: Secrets,
 }
 

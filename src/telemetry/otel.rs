@@ -22,6 +22,7 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
+use super::redact::Redacted;
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
 use crate::events::{
     AssistantMessage, ExtensionStatus, RunStopReason, Serving, StopReason, ToolCall,
@@ -68,7 +69,8 @@ pub struct Otel {
 }
 
 impl Otel {
-    /// A content attribute: redacted, then cut to the content limit.
+    /// A content attribute: redacted, then cut to the content limit (the other way round, a
+    /// cut could keep half a secret that the exporter's pass would no longer recognize).
     fn content(&self, text: &str) -> String {
         clip(&self.settings.secrets.redact(text))
     }
@@ -107,7 +109,10 @@ impl Otel {
                 .map_err(|err| format!("cannot build the trace exporter: {err}"))?;
             let provider = SdkTracerProvider::builder()
                 .with_batch_exporter(Tapped {
-                    inner: exporter,
+                    inner: Redacted {
+                        inner: exporter,
+                        secrets: settings.secrets.clone(),
+                    },
                     failure: trace_failure.clone(),
                 })
                 .with_resource(resource.clone())
@@ -466,7 +471,9 @@ impl Extension for Otel {
             return;
         };
         if let Some((_, instruments)) = &self.meter {
-            let attributes = [KeyValue::new("gen_ai.tool.name", call.name.clone())];
+            // Metric points cannot be redacted on export; the name is the model's to choose.
+            let name = self.settings.secrets.redact(&call.name).into_owned();
+            let attributes = [KeyValue::new("gen_ai.tool.name", name)];
             instruments
                 .tool_duration
                 .record(started.elapsed().as_secs_f64(), &attributes);

@@ -41,3 +41,37 @@ fn content_is_clipped_with_a_count() {
     );
     assert_eq!(clip("short"), "short");
 }
+
+#[test]
+fn collector_credentials_are_every_header_value_and_url_password() {
+    let env = MapEnv::from_pairs(&[
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "authorization=Bearer%20otlp-token-1, x-team = team-key-22",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+            "api-key=metrics-key-3",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "https://u:env-pass-4@collector",
+        ),
+    ]);
+    assert_eq!(
+        credentials(&env, Some("http://u:flag-pass-5@collector")),
+        [
+            "otlp-token-1",
+            "Bearer%20otlp-token-1",
+            "Bearer otlp-token-1",
+            "team-key-22",
+            "team-key-22",
+            "metrics-key-3",
+            "metrics-key-3",
+            "env-pass-4",
+            "env-pass-4",
+            "flag-pass-5",
+            "flag-pass-5",
+        ]
+    );
+}

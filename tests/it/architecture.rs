@@ -73,7 +73,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "dynamo",
-        &["config", "events", "extension", "input_file", "llm", "sync"],
+        &[
+            "config",
+            "events",
+            "extension",
+            "input_file",
+            "llm",
+            "secrets",
+            "sync",
+        ],
     ),
     (
         "github",

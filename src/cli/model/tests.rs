@@ -173,3 +173,83 @@ fn providers_re_point_built_ins_and_add_new_names() {
             .starts_with("X must be JSON: ")
     );
 }
+
+#[test]
+fn an_inline_api_key_is_the_key_and_satisfies_a_required_one() {
+    let overrides = parse_overrides(
+        r#"{"openai": {"baseUrl": "https://gw/v1", "apiKey": "sk-inline-1"},
+            "acme": {"baseUrl": "https://gw/v1", "api": "openai-completions", "apiKey": "acme-inline"}}"#,
+        "--providers",
+    )
+    .unwrap();
+    // The variable is set too: the entry's own key wins.
+    let e = env(&[
+        ("OPENAI_API_KEY", "sk-from-env"),
+        ("ACME_API_KEY", "from-env"),
+    ]);
+    for (raw, key) in [("openai/m", "sk-inline-1"), ("acme/m", "acme-inline")] {
+        let ModelSource::Http { endpoint, .. } = parse_model(raw, &e, &overrides).unwrap() else {
+            panic!("not http");
+        };
+        assert_eq!(endpoint.api_key.as_deref(), Some(key));
+        assert_eq!(endpoint.required_key, None);
+    }
+}
+
+#[test]
+fn a_key_field_that_is_not_one_string_is_refused_without_echoing_it() {
+    for (entry, expected) in [
+        (
+            r#"{"apiKey": "sk-one", "apiKeyEnv": "ACME_TOKEN"}"#,
+            "--providers.acme: give apiKey (the key) or apiKeyEnv (a variable holding it), not both",
+        ),
+        (
+            r#"{"apiKey": ["sk-in-a-list"]}"#,
+            "--providers.acme.apiKey must be a non-empty string",
+        ),
+        (
+            r#"{"apiKey": "  "}"#,
+            "--providers.acme.apiKey must be a non-empty string",
+        ),
+        (
+            r#"{"apiKeyEnv": 7}"#,
+            "--providers.acme.apiKeyEnv must be a non-empty string",
+        ),
+    ] {
+        let mut entry: serde_json::Value = serde_json::from_str(entry).unwrap();
+        entry["baseUrl"] = "https://gw/v1".into();
+        entry["api"] = "openai-completions".into();
+        let raw = serde_json::json!({ "acme": entry }).to_string();
+        assert_eq!(parse_overrides(&raw, "--providers").unwrap_err(), expected);
+    }
+}
+
+#[test]
+fn known_keys_cover_every_provider_and_entry() {
+    let overrides = parse_overrides(
+        r#"{"acme": {"baseUrl": "https://gw/v1", "api": "openai-completions", "apiKey": "acme-inline"},
+            "beta": {"baseUrl": "https://gw/v1", "api": "openai-completions", "apiKeyEnv": "BETA_TOKEN"},
+            "my-gw": {"baseUrl": "https://gw/v1", "api": "openai-completions"}}"#,
+        "--providers",
+    )
+    .unwrap();
+    let e = env(&[
+        ("OPENROUTER_API_KEY", "or-key-1"),
+        ("BETA_TOKEN", "beta-key"),
+        ("BETA_API_KEY", "beta-conventional"),
+        ("MY_GW_API_KEY", "gw-key"),
+        ("OTHER", "x"),
+    ]);
+    let mut keys = known_keys(&e, &overrides);
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "acme-inline",
+            "beta-conventional",
+            "beta-key",
+            "gw-key",
+            "or-key-1"
+        ]
+    );
+}

@@ -101,3 +101,21 @@ fn tool_classes_cut_at_the_first_separator() {
     assert_eq!(tool_class(""), "unknown");
     assert_eq!(tool_class("/x"), "unknown");
 }
+
+#[test]
+fn a_redacted_record_encodes_to_the_records_own_bytes() {
+    let id = identity(Some("p"));
+    let mut tool = end_event();
+    let record = AgentTraceRecord::tool(EventType::ToolEnd, 1005, &id, &tool);
+    let secrets = Secrets::from_values(["call-id-secret".to_string()]);
+    let through_value = redacted(&record, &secrets).map(|value| to_msgpack(&value).unwrap());
+    assert_eq!(through_value, Some(to_msgpack(&record).unwrap()));
+    // A tool call id the model chose to hold a secret is sent redacted.
+    tool.tool_call_id = "call-id-secret".into();
+    let record = RequestTraceIngress::tool(EventType::ToolEnd, 1005, &id, &tool);
+    let value = redacted(&record, &secrets).unwrap();
+    assert_eq!(
+        decode(&to_msgpack(&value).unwrap())["tool"]["tool_call_id"],
+        "[REDACTED]"
+    );
+}

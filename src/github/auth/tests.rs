@@ -3,17 +3,21 @@ use crate::config::MapEnv;
 
 #[test]
 fn a_token_is_used_when_no_app_variable_is_set() {
-    let creds = from_env(&MapEnv::from_pairs(&[("GITHUB_TOKEN", "ghp_x")])).unwrap();
+    let creds = from_env(
+        &MapEnv::from_pairs(&[("GITHUB_TOKEN", "ghp_x")]),
+        &Secrets::default(),
+    )
+    .unwrap();
     assert_eq!(creds.kind(), "token");
     assert_eq!(format!("{creds:?}"), "Token(<redacted>)");
 }
 
 #[test]
 fn partial_app_config_is_invalid_even_with_a_token() {
-    let err = from_env(&MapEnv::from_pairs(&[
-        ("GITHUB_APP_ID", "1"),
-        ("GITHUB_TOKEN", "ghp_x"),
-    ]))
+    let err = from_env(
+        &MapEnv::from_pairs(&[("GITHUB_APP_ID", "1"), ("GITHUB_TOKEN", "ghp_x")]),
+        &Secrets::default(),
+    )
     .unwrap_err();
     assert_eq!(err.reason, "invalid-config");
     assert_eq!(
@@ -29,7 +33,7 @@ fn an_unreadable_or_bad_pem_is_reported() {
         ("GITHUB_APP_PRIVATE_KEY_PATH", "/no/such.pem"),
         ("GITHUB_APP_INSTALLATION_ID", "2"),
     ]);
-    let err = from_env(&env).unwrap_err();
+    let err = from_env(&env, &Secrets::default()).unwrap_err();
     assert_eq!(err.reason, "pem-unreadable");
     assert!(
         err.message
@@ -39,19 +43,27 @@ fn an_unreadable_or_bad_pem_is_reported() {
     );
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("key.pem");
-    std::fs::write(&pem, "not a key").unwrap();
+    std::fs::write(&pem, "not a key, only text").unwrap();
     let env = MapEnv::from_pairs(&[
         ("GITHUB_APP_ID", "1"),
         ("GITHUB_APP_PRIVATE_KEY_PATH", pem.to_str().unwrap()),
         ("GITHUB_APP_INSTALLATION_ID", "2"),
     ]);
-    assert_eq!(from_env(&env).unwrap_err().reason, "pem-unreadable");
+    let secrets = Secrets::default();
+    assert_eq!(
+        from_env(&env, &secrets).unwrap_err().reason,
+        "pem-unreadable"
+    );
+    // A file that is not a key is not a secret either.
+    assert!(secrets.is_empty());
 }
 
 #[test]
 fn nothing_set_means_no_credentials() {
     assert_eq!(
-        from_env(&MapEnv::default()).unwrap_err().reason,
+        from_env(&MapEnv::default(), &Secrets::default())
+            .unwrap_err()
+            .reason,
         "no-credentials"
     );
 }

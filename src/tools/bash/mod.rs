@@ -182,6 +182,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
         });
         let _ = drained.await;
     }
+    output.end();
     report(&mut output, ctx);
     ctx.leftovers.forget_if_gone(pgid);
 

@@ -7,6 +7,11 @@
 //! 200 MB costs a file, not 200 MB of RAM. The file is bounded too: it keeps the first
 //! [`SPILL_HEAD`] bytes, and when the output is longer, a line saying how much was left out and
 //! the last [`TAIL_KEEP`] bytes, so `yes` cannot fill the disk.
+//!
+//! Output is redacted as it arrives, before anything else sees it: the progress updates, the
+//! spill file (which another command may read while the run lives) and the result are all
+//! cut from redacted bytes, so no cut can keep half a secret. The sizes reported are those of
+//! the redacted output.
 
 use std::fs::File;
 use std::io::Write;
@@ -34,10 +39,10 @@ pub struct Output {
     /// Bytes written to the spill file (at most [`SPILL_HEAD`] until `finish`).
     spilled: u64,
     spill_error: Option<String>,
-    /// The spill file is redacted as it is written, across writes.
     secrets: Secrets,
     /// Where the spill file goes, and who removes it.
     leftovers: Leftovers,
+    /// Redacts across reads: the end of a read that could begin a secret waits for the next.
     redactor: StreamRedactor,
     /// Output not yet sent as a progress update.
     pending: Vec<u8>,
@@ -60,7 +65,17 @@ impl Output {
         }
     }
 
-    pub fn push(&mut self, chunk: &[u8]) {
+    /// A read of the command's output.
+    pub fn push(&mut self, raw: &[u8]) {
+        let shown = self.redactor.push_bytes(&self.secrets, raw);
+        self.accept(&shown);
+    }
+
+    /// Takes redacted output.
+    fn accept(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
+        }
         self.total_bytes += chunk.len() as u64;
         let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.newlines += newlines;
@@ -83,7 +98,7 @@ impl Output {
             let room = SPILL_HEAD
                 .saturating_sub(self.spilled)
                 .min(chunk.len() as u64) as usize;
-            self.write_spill(&chunk[..room]);
+            self.write_file(&chunk[..room]);
         }
         if self.buffer.len() > 2 * TAIL_KEEP {
             let cut = self.buffer.len() - TAIL_KEEP;
@@ -104,26 +119,20 @@ impl Output {
             Ok(spill) => {
                 self.spill = Some(spill);
                 let buffered = std::mem::take(&mut self.buffer);
-                self.write_spill(&buffered);
+                self.write_file(&buffered);
                 self.buffer = buffered;
             }
             Err(err) => self.spill_error = Some(err.to_string()),
         }
     }
 
-    /// Writes output bytes (redacted; what is held back comes with the next write or the
-    /// close) and counts them against the head budget.
-    fn write_spill(&mut self, bytes: &[u8]) {
-        let shown = self.redactor.push_bytes(&self.secrets, bytes);
-        self.write_file(&shown, bytes.len() as u64);
-    }
-
-    fn write_file(&mut self, bytes: &[u8], counted: u64) {
+    /// Writes output bytes to the spill file, counted against the head budget.
+    fn write_file(&mut self, bytes: &[u8]) {
         let Some((file, path)) = &mut self.spill else {
             return;
         };
         match file.write_all(bytes) {
-            Ok(()) => self.spilled += counted,
+            Ok(()) => self.spilled += bytes.len() as u64,
             Err(err) => {
                 self.spill_error = Some(err.to_string());
                 // A partial file the result will not point to is not left behind.
@@ -142,16 +151,12 @@ impl Output {
         let tail = std::mem::take(&mut self.buffer);
         if omitted == 0 {
             let missing = (self.spilled - tail_start) as usize;
-            self.write_spill(&tail[missing.min(tail.len())..]);
+            self.write_file(&tail[missing.min(tail.len())..]);
         } else {
-            let held = self.redactor.flush_bytes(&self.secrets);
-            self.write_file(&held, 0);
             let note = format!("\n[... {omitted} bytes of output not kept ...]\n");
-            self.write_file(note.as_bytes(), 0);
-            self.write_spill(&tail);
+            self.write_file(note.as_bytes());
+            self.write_file(&tail);
         }
-        let held = self.redactor.flush_bytes(&self.secrets);
-        self.write_file(&held, 0);
         self.buffer = tail;
         if let Some((file, _)) = &mut self.spill {
             let _ = file.flush();
@@ -182,8 +187,15 @@ impl Output {
         self.total_bytes
     }
 
+    /// The output is complete: what was held back could not begin a secret after all.
+    pub fn end(&mut self) {
+        let held = self.redactor.flush_bytes(&self.secrets);
+        self.accept(&held);
+    }
+
     /// The text for the model (tail-truncated, with a notice) and the details to report.
     pub fn finish(mut self) -> (String, Value) {
+        self.end();
         let omitted = if self.spill.is_some() {
             self.close_spill()
         } else {

@@ -117,3 +117,18 @@ fn pending_updates_never_split_a_character() {
     assert_eq!(out.take_pending().as_deref(), Some("é"));
     assert_eq!(out.take_pending(), None);
 }
+
+#[test]
+fn a_cut_of_a_long_line_never_keeps_part_of_a_secret() {
+    let secret = "sk-cut-secret-0123456789";
+    let secrets = Secrets::from_values([secret.to_string()]);
+    let leftovers = Leftovers::default();
+    let mut out = Output::new(secrets, leftovers.clone());
+    // One line whose shown tail would begin in the middle of the secret.
+    out.push(b"start ");
+    out.push(secret.as_bytes());
+    out.push(&vec![b'x'; MAX_BYTES - 10]);
+    let (text, _) = out.finish();
+    assert!(!text.contains(&secret[10..]), "{}", &text[..40]);
+    assert!(text.starts_with("[REDACTED]xxx"), "{}", &text[..40]);
+}
