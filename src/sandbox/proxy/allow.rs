@@ -121,13 +121,15 @@ fn parse_port(text: &str) -> Result<u16, ()> {
     }
 }
 
-/// A domain name for an entry: labels of letters, digits and `-`, no wildcard left.
+/// A domain name for an entry: labels of letters, digits and `-`, no wildcard left, and
+/// still a name once normalized (`0..` would otherwise become `0`, which is an address).
 fn domain_name(text: &str) -> Option<String> {
     let name = normal_name(text);
     let labels_ok = name.split('.').all(|label| {
         !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
     });
-    (labels_ok && !name.is_empty()).then_some(name)
+    let still_a_name = matches!(Host::parse(&name), Ok(Host::Domain(_)));
+    (labels_ok && !name.is_empty() && still_a_name).then_some(name)
 }
 
 fn normal_name(name: &str) -> String {
