@@ -1,8 +1,8 @@
 //! `cargo bench --bench tools`: the in-process `grep` and `find` tools on a generated tree,
 //! against `rg` / `fd` when installed and against the subprocess tools every machine has
 //! (`grep -rn`, `find -name`); the `bash` tool's overhead per call against spawning
-//! `bash -c` directly; and `--sandbox linux`: its setup, and a sandboxed `bash` call against
-//! an unconfined one. All in one process, so the ratios hold on a loaded machine.
+//! `bash -c` directly; a contained call (`--sandbox none`: a PID namespace per command) and
+//! `--sandbox linux` (its setup, and a sandboxed call) against the uncontained one. All in one process, so the ratios hold on a loaded machine.
 //!
 //! `BENCH_TREE_FILES` (default 50000) sizes the tree, kept in `target/bench-tree-<N>` between
 //! runs; `BENCH_RUNS` (default 5) repeats each measurement.
@@ -243,6 +243,19 @@ fn sandbox(
         preflight(None).unwrap();
     }
     let setup = setup.elapsed().as_secs_f64() * 1000.0 / rounds as f64;
+    // `--sandbox none` as the binary runs it: each command through `worker __contain`.
+    let mut contained_ctx = context(tree);
+    contained_ctx.bash.launcher = Some(vec![
+        env!("CARGO_BIN_EXE_worker").into(),
+        worker::sandbox::contain::CONTAIN_ARG.into(),
+    ]);
+    let contained = Instant::now();
+    for _ in 0..calls {
+        let (_, text) = time_in(rt, bash, json!({"command": "true"}), contained_ctx.clone());
+        assert_eq!(text, "(no output)", "the contained call failed");
+    }
+    let contained = contained.elapsed().as_secs_f64() * 1000.0 / calls as f64;
+    contained_ctx.leftovers.clean_up();
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut ctx = context(tree);
     ctx.bash.runner = Some(worker::tools::Runner(Arc::new(LinuxRunner::new(
@@ -258,6 +271,17 @@ fn sandbox(
     }
     let sandboxed = sandboxed.elapsed().as_secs_f64() * 1000.0 / calls as f64;
     ctx.leftovers.clean_up();
+    println!(
+        "
+--sandbox none (contained: a PID namespace per command)"
+    );
+    println!(
+        "  {:<34} {:>9.2} ms   = {:.2}x the uncontained call, {:.2} ms added",
+        "contained bash 'true'",
+        contained,
+        contained / unconfined,
+        contained - unconfined
+    );
     println!(
         "
 --sandbox linux"
@@ -276,6 +300,12 @@ fn sandbox(
         "  {:<34} {:>9.2} ms   (target < 5 ms)",
         "added per call",
         sandboxed - unconfined
+    );
+    println!(
+        "  {:<34} {:>9.2} ms   = {:.2}x the contained call",
+        "added over --sandbox none",
+        sandboxed - contained,
+        sandboxed / contained
     );
 }
 
