@@ -11,8 +11,8 @@ mod support;
 
 mod agentic_pi;
 mod anthropic;
-mod attacks;
 mod architecture;
+mod attacks;
 mod budgets;
 mod cli;
 mod compaction;
