@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::config::{Env, ProcessEnv};
-use crate::config::{HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ToolSelection};
+use crate::config::{HttpProvider, ModelSource, PromptConfig, RunConfig, ToolSelection};
 use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::file_search::FileSearch;
 use crate::secrets::Secrets;
@@ -17,6 +17,7 @@ use crate::web::WebSearch;
 mod args;
 mod auth_file;
 pub mod compat;
+mod limits;
 mod model;
 mod prompt;
 pub mod reference;
@@ -88,23 +89,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
                 .collect()
         }),
     };
-    config.limits = Limits {
-        max_turns: args.max_turns,
-        timeout: args.timeout.map(|t| t.0),
-        max_retries: args.max_retries,
-        retry_base_delay: args.retry_base_delay.0,
-        max_tokens: args.max_tokens,
-        connect_timeout: args.connect_timeout.0,
-        idle_timeout: args.idle_timeout.0,
-        bash_timeout_max: args.bash_timeout.0,
-        max_tool_calls: args.max_tool_calls,
-        max_total_tokens: args.max_total_tokens,
-        max_cost: args.max_cost,
-        context_window: args.context_window,
-    };
-    if args.max_turns == Some(0) {
-        return Err("--max-turns must be at least 1".to_string());
-    }
+    config.limits = limits::limits(args)?;
     config.prompt = PromptConfig {
         system: text_or_file(args.system_prompt.as_deref(), "--system-prompt")?,
         append: text_or_file(
@@ -150,7 +135,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
             config.limits.retry_base_delay,
         ),
     };
-    let (web, web_warnings) = WebSearch::configure(&web, env, &config.secrets);
+    let (web, web_warnings) = WebSearch::configure(&web, env, &config.secrets)?;
     warnings.extend(web_warnings);
     config.extensions.push(Arc::new(web));
     config.extensions.push(Arc::new(FileSearch::configure(
@@ -177,17 +162,6 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     if args.sandbox == crate::sandbox::Backend::Linux {
         config.sandbox.confinement = Some(confine(args, env, &config)?);
     }
-    config.session = match session_setup(args, env, &config) {
-        Ok(setup) => setup,
-        // The default place may be read-only (a container's home): the run goes on unsaved.
-        Err(err)
-            if args.session_dir.is_none() && args.resume.is_none() && !args.continue_session =>
-        {
-            warnings.push(format!("{err}; this run's session is not saved"));
-            None
-        }
-        Err(err) => return Err(err),
-    };
     let decorate = matches!(
         config.model,
         ModelSource::Http {
@@ -240,7 +214,7 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     };
     let identity = settings.is_active().then(|| settings.identity.clone());
     let telemetry =
-        crate::telemetry::configure(env, &flags, &config.session_id, identity, &config.secrets);
+        crate::telemetry::configure(env, &flags, &config.session_id, identity, &config.secrets)?;
     warnings.extend(telemetry.warnings);
     config.extensions.extend(telemetry.extension);
     if settings.is_active() {
@@ -258,6 +232,18 @@ pub fn build_config(args: &RunArgs, env: &dyn Env) -> Result<(RunConfig, Vec<Str
     };
     available.extend(config.extensions.iter().flat_map(|e| e.tools()));
     crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
+    // Last: the session file is created here, and a usage error must leave nothing behind.
+    config.session = match session_setup(args, env, &config) {
+        Ok(setup) => setup,
+        // The default place may be read-only (a container's home): the run goes on unsaved.
+        Err(err)
+            if args.session_dir.is_none() && args.resume.is_none() && !args.continue_session =>
+        {
+            warnings.push(format!("{err}; this run's session is not saved"));
+            None
+        }
+        Err(err) => return Err(err),
+    };
     Ok((config, warnings))
 }
 

@@ -14,8 +14,10 @@ use crate::llm::fixture::Fixture;
 use crate::secrets::Secrets;
 
 mod duration;
+mod http_url;
 
 pub use duration::{FlagDuration, parse_duration};
+pub use http_url::http_url;
 
 /// Reads the environment; blank values count as unset.
 pub trait Env {

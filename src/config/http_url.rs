@@ -1,0 +1,54 @@
+//! URLs from flags, variables and files, checked once where they are read.
+//!
+//! Every URL worker sends requests to (a model server, the GitHub API, a search provider, an
+//! OTLP collector) must be `http://` or `https://` with a host. Anything else is refused before
+//! the run starts, naming where it came from, rather than failing — and being retried — at the
+//! first request: `ftp://` would never work, and a URL without a scheme (`gw.example/v1`) is a
+//! typo, not a request to guess.
+
+/// `raw` as an http(s) URL with a host; `source` (a flag, a variable, a field of a file) names
+/// it in the error. A password in the URL is not repeated in the error.
+pub fn http_url(source: &str, raw: &str) -> Result<url::Url, String> {
+    let text = raw.trim();
+    if !text.contains("://") {
+        return Err(format!(
+            "{source} '{text}' has no scheme; expected an http:// or https:// URL"
+        ));
+    }
+    let mut url = url::Url::parse(text)
+        .map_err(|err| format!("{source} '{}' is not a URL: {err}", hide_password(text)))?;
+    if url.password().is_some() {
+        let _ = url.set_password(Some("***"));
+    }
+    match url.scheme() {
+        "http" | "https" => {}
+        other => {
+            return Err(format!(
+                "{source} '{url}': unsupported scheme '{other}'; expected an http:// or https:// URL"
+            ));
+        }
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{source} '{url}' has no host"));
+    }
+    Ok(url)
+}
+
+/// `scheme://user:password@rest` with the password replaced, for a URL that did not parse.
+fn hide_password(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}{path}")
+        }
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
