@@ -225,19 +225,20 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Opens the fixture and writes its header. Only a file that cannot be opened is an error
+    /// here; a failed write (the header's included) is kept for [`Recorder::error`], like
+    /// every later one, and the run goes on.
     pub fn create(path: &Path, header: &FixtureHeader, secrets: Secrets) -> std::io::Result<Self> {
-        let mut file = File::create(path)?;
-        let mut line = serde_json::to_vec(header)?;
-        line.push(b'\n');
-        file.write_all(&line)?;
-        Ok(Recorder {
-            file: Mutex::new(file),
+        let recorder = Recorder {
+            file: Mutex::new(File::create(path)?),
             secrets,
             error: Mutex::new(None),
-        })
+        };
+        recorder.write_line(serde_json::to_vec(header));
+        Ok(recorder)
     }
 
-    /// The first write error, if any (the run reports it as a warning).
+    /// The first write error, if any (the run reports it as an incomplete output).
     pub fn error(&self) -> Option<String> {
         self.error.lock_or_recover().clone()
     }
@@ -255,7 +256,12 @@ impl Recorder {
                 ..response
             },
         };
-        let mut line = match serde_json::to_vec(&exchange) {
+        self.write_line(serde_json::to_vec(&exchange));
+    }
+
+    /// Appends one serialized line; a failure is kept, not raised.
+    fn write_line(&self, line: serde_json::Result<Vec<u8>>) {
+        let mut line = match line {
             Ok(line) => line,
             Err(err) => return self.fail(err.to_string()),
         };
