@@ -303,6 +303,9 @@ impl Session {
                 Ok((transport, provider, model)) => {
                     self.agent_loop(prompt, &transport, &provider, &model).await
                 }
+                // Stopped while connecting (the budget ran out during model discovery): the
+                // run ends like any other stopped run, not as a failure.
+                Err(_) if self.config.control.is_aborted() => Ending::Aborted,
                 Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
             }
         })

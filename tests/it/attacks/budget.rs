@@ -1,6 +1,7 @@
 //! Tools that would outlive the budget: a web page, a search provider and a GitHub API that
 //! accept the connection and never answer, a command that will not stop, and a search through
-//! more text than the budget can read. Each runs under `--timeout`, and each run must end like
+//! more text than the budget can read; and a model server that never lists its models (the
+//! run's own discovery). Each runs under `--timeout`, and each run must end like
 //! any other timeout — exit 3, `limit_reached` (timeout), `agent_end` (timeout) and
 //! `usage_snapshot` last — within the budget plus a margin, with the call's own result saying
 //! it was stopped. Without the bound these calls ran on for 15 s (web), 60 s (GitHub) or until
@@ -267,4 +268,27 @@ fn a_search_through_more_text_than_the_budget_can_read_ends_with_it() {
             "{text}"
         );
     }
+}
+
+#[test]
+fn a_model_server_that_never_lists_its_models_ends_with_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Stalling::start();
+    let budget = Duration::from_secs(2);
+    let started = Instant::now();
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/default", "--timeout", "2s"],
+        "go",
+        &[("DYNAMO_BASE_URL", &server.url())],
+    );
+    let elapsed = started.elapsed();
+    eprintln!("model discovery: ended after {elapsed:?} under a {budget:?} budget");
+    // A timeout, not a failed discovery; no agent_start, so no agent_end.
+    run.assert_code(3);
+    assert!(elapsed < budget + MARGIN, "{elapsed:?}");
+    assert_eq!(run.first("limit_reached")["limit"], "timeout");
+    assert!(run.all("fatal_error").is_empty(), "{}", run.stdout);
+    assert_eq!(run.last()["type"], "usage_snapshot");
+    assert!(server.connections() >= 1, "the models were asked for");
 }
