@@ -9,10 +9,23 @@
 /// `raw` as an http(s) URL with a host; `source` (a flag, a variable, a field of a file) names
 /// it in the error. A password in the URL is not repeated in the error.
 pub fn http_url(source: &str, raw: &str) -> Result<url::Url, String> {
+    url_with_scheme(source, raw, &["http", "https"])
+}
+
+/// [`http_url`] for a URL that may also have one of a few other schemes (a git server may be
+/// a `file://` mirror); only http(s) URLs need a host.
+pub fn url_with_scheme(source: &str, raw: &str, schemes: &[&str]) -> Result<url::Url, String> {
     let text = raw.trim();
+    let expected = match schemes {
+        ["http", "https"] => "an http:// or https:// URL".to_string(),
+        _ => {
+            let listed: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
+            format!("a URL starting with {}", listed.join(", "))
+        }
+    };
     if !text.contains("://") {
         return Err(format!(
-            "{source} '{text}' has no scheme; expected an http:// or https:// URL"
+            "{source} '{text}' has no scheme; expected {expected}"
         ));
     }
     let mut url = url::Url::parse(text)
@@ -20,15 +33,13 @@ pub fn http_url(source: &str, raw: &str) -> Result<url::Url, String> {
     if url.password().is_some() {
         let _ = url.set_password(Some("***"));
     }
-    match url.scheme() {
-        "http" | "https" => {}
-        other => {
-            return Err(format!(
-                "{source} '{url}': unsupported scheme '{other}'; expected an http:// or https:// URL"
-            ));
-        }
+    let scheme = url.scheme();
+    if !schemes.contains(&scheme) {
+        return Err(format!(
+            "{source} '{url}': unsupported scheme '{scheme}'; expected {expected}"
+        ));
     }
-    if url.host_str().is_none_or(str::is_empty) {
+    if matches!(scheme, "http" | "https") && url.host_str().is_none_or(str::is_empty) {
         return Err(format!("{source} '{url}' has no host"));
     }
     Ok(url)

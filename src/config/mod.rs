@@ -17,7 +17,7 @@ mod duration;
 mod http_url;
 
 pub use duration::{FlagDuration, parse_duration};
-pub use http_url::http_url;
+pub use http_url::{http_url, url_with_scheme};
 
 /// Reads the environment; blank values count as unset.
 pub trait Env {

@@ -16,6 +16,8 @@ use crate::config::Env;
 pub const CLONE_TIMEOUT: Duration = Duration::from_secs(120);
 /// The web host git talks to, when it is not derived from the API base.
 pub const SERVER_URL_VAR: &str = "GITHUB_SERVER_URL";
+/// What it may be: a GitHub server, or a local mirror git reads as a path.
+pub const SERVER_SCHEMES: [&str; 3] = ["https", "http", "file"];
 
 /// Where the credential-store file lives: `WORKER_GIT_CREDENTIALS`, else
 /// `$HOME/.config/worker/git-credentials`.

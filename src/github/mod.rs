@@ -22,7 +22,7 @@ pub mod profiles;
 pub mod tools;
 mod trim;
 
-use crate::config::{Env, http_url};
+use crate::config::{Env, http_url, url_with_scheme};
 use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
 use crate::secrets::Secrets;
@@ -105,7 +105,7 @@ pub fn configure(
         .unwrap_or_else(|| DEFAULT_API_URL.to_string());
     http_url("GITHUB_API_URL", &api_base)?;
     if let Some(server) = env.get(git::SERVER_URL_VAR) {
-        http_url(git::SERVER_URL_VAR, &server)?;
+        url_with_scheme(git::SERVER_URL_VAR, &server, &git::SERVER_SCHEMES)?;
     }
     let auth_kind = credentials.kind();
     let gh = GitHub::new(&api_base, credentials, retry_base, secrets.clone());

@@ -42,3 +42,15 @@ fn a_password_in_a_refused_url_is_not_repeated() {
     let refused = http_url("X", "http://user:hunter2@bad host/").unwrap_err();
     assert!(!refused.contains("hunter2"), "{refused}");
 }
+
+#[test]
+fn a_url_may_be_allowed_other_schemes() {
+    let git = ["https", "http", "file"];
+    assert!(url_with_scheme("X", "file:///srv/mirror", &git).is_ok());
+    assert!(url_with_scheme("X", "https://ghe.example", &git).is_ok());
+    assert_eq!(
+        url_with_scheme("X", "ssh://git@ghe.example", &git).unwrap_err(),
+        "X 'ssh://git@ghe.example': unsupported scheme 'ssh'; expected a URL starting with https://, http://, file://"
+    );
+    assert!(http_url("X", "file:///srv/mirror").is_err());
+}

@@ -195,7 +195,7 @@ fn every_url_variable_and_flag_is_checked_where_it_is_read() {
     assert_refused(
         &["--profile", "read"],
         &[github[0], ("GITHUB_SERVER_URL", "ssh://git@ghe.example")],
-        &unsupported("GITHUB_SERVER_URL", "ssh://git@ghe.example", "ssh"),
+        "GITHUB_SERVER_URL 'ssh://git@ghe.example': unsupported scheme 'ssh'; expected a URL starting with https://, http://, file://",
     );
     for (key, var) in [
         ("TAVILY_API_KEY", "TAVILY_BASE_URL"),
