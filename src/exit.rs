@@ -16,6 +16,11 @@ pub enum ExitStatus {
     Usage,
     /// A limit stopped the run (`--max-turns`, `--timeout`).
     Limit,
+    /// An output the run was asked to write (`--trace-file`, `--record`,
+    /// `--output-last-message`, the session file) is incomplete. It replaces 0, 1 and 3: a
+    /// caller must not trust those files whatever else happened; a signal or a closed stdout
+    /// keeps its own code.
+    OutputIncomplete,
     /// SIGINT.
     Interrupted,
     /// The reader closed stdout.
@@ -26,11 +31,12 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// Every status, in code order (for `--help` and the README).
-    pub const ALL: [ExitStatus; 7] = [
+    pub const ALL: [ExitStatus; 8] = [
         ExitStatus::Ok,
         ExitStatus::Failed,
         ExitStatus::Usage,
         ExitStatus::Limit,
+        ExitStatus::OutputIncomplete,
         ExitStatus::Interrupted,
         ExitStatus::ClosedStdout,
         ExitStatus::Terminated,
@@ -42,9 +48,20 @@ impl ExitStatus {
             ExitStatus::Failed => 1,
             ExitStatus::Usage => 2,
             ExitStatus::Limit => 3,
+            ExitStatus::OutputIncomplete => 4,
             ExitStatus::Interrupted => 130,
             ExitStatus::ClosedStdout => 141,
             ExitStatus::Terminated => 143,
+        }
+    }
+
+    /// The status once an output turned out incomplete: [`ExitStatus::OutputIncomplete`]
+    /// instead of the run's own outcome (0, 1, 3); a usage error, a signal or a closed stdout
+    /// stays as it is.
+    pub fn with_incomplete_output(self) -> ExitStatus {
+        match self {
+            ExitStatus::Ok | ExitStatus::Failed | ExitStatus::Limit => ExitStatus::OutputIncomplete,
+            other => other,
         }
     }
 
@@ -60,6 +77,10 @@ impl ExitStatus {
                 "usage or configuration error before the run (message on stderr, nothing on stdout)"
             }
             ExitStatus::Limit => "a limit stopped the run (--max-turns, --timeout)",
+            ExitStatus::OutputIncomplete => {
+                "an output file could not be written in full (--trace-file, --record, \
+                 --output-last-message, the session file); output_error and stderr say which"
+            }
             ExitStatus::Interrupted => "interrupted by SIGINT",
             ExitStatus::ClosedStdout => "stdout was closed by the reader",
             ExitStatus::Terminated => "terminated by SIGTERM",

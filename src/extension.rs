@@ -12,8 +12,8 @@ use std::time::{Instant, SystemTime};
 use futures_util::future::BoxFuture;
 
 use crate::events::{
-    AssistantMessage, ExtensionStatus, FatalError, RunStopReason, Serving, SkillsStatus, ToolCall,
-    ToolResult, TraceStatus, TraceSummary, UsageStats,
+    AssistantMessage, ExtensionStatus, FatalError, OutputError, RunStopReason, Serving,
+    SkillsStatus, ToolCall, ToolResult, TraceStatus, TraceSummary, UsageStats,
 };
 use crate::llm::{RequestDecorator, Transport, WireUsage};
 use crate::sync::LockExt;
@@ -26,6 +26,9 @@ pub enum StatusLine {
     Skills(SkillsStatus),
     TraceStatus(TraceStatus),
     TraceSummary(TraceSummary),
+    /// An output the extension writes failed: printed as `output_error` with the others,
+    /// and the run exits 4.
+    OutputError(OutputError),
     /// Not a line: a warning for stderr (via `RunResult::warnings`).
     Warning(String),
 }

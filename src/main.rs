@@ -46,6 +46,10 @@ fn main() -> ExitCode {
     let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => {
+            // A value that does not parse is one line naming the flag, like every usage error.
+            if let Some(line) = invalid_value(&err) {
+                return usage_error(&line).into();
+            }
             // --help and --version print to stdout and exit 0; real errors exit 2.
             let code = err.exit_code();
             let _ = err.format(&mut command).print();
@@ -162,6 +166,23 @@ fn watch_signals(control: RunControl) {
         };
         std::process::exit(second.exit_status().into());
     });
+}
+
+/// `invalid value 'X' for --flag: why`, for a flag (or its variable) whose value its parser
+/// refused.
+fn invalid_value(err: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let text = |kind| match err.get(kind) {
+        Some(ContextValue::String(text)) => Some(text.as_str()),
+        _ => None,
+    };
+    let flag = text(ContextKind::InvalidArg)?.split_whitespace().next()?;
+    let value = text(ContextKind::InvalidValue)?;
+    let why = std::error::Error::source(err)?;
+    Some(format!("invalid value '{value}' for {flag}: {why}"))
 }
 
 fn usage_error(message: &str) -> ExitStatus {

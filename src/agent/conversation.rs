@@ -281,6 +281,7 @@ impl Session {
                 control: &self.config.control,
                 extensions: &self.config.extensions,
                 secrets: &self.config.secrets,
+                deadline: self.tool_ctx.bash.budget_end,
             };
             let results = execute_calls(&exec, &calls).await;
             self.stats.tool_results += results.len() as u32;

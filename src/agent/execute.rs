@@ -5,21 +5,33 @@
 //! `tool_execution_end` lines as calls finish, and the tool-result messages in call order.
 //! Nothing a tool does can fail the run: unknown tools, bad arguments, errors and even panics
 //! become `isError: true` results the model reads.
+//!
+//! Nor can a tool outlive the run's budget. This is the one place every call runs, built-in,
+//! web, GitHub or any other extension's, so the bound lives here rather than in each tool:
+//! once the run is stopped (`--timeout` ran out, a signal, a closed stdout) a call still
+//! running gets its tool's [`Tool::stop_grace`] to wind down by itself, cut to what is left of
+//! the budget, and is then dropped: its request is cancelled, its process killed. A tool that
+//! keeps nothing to wind down (a web or GitHub request) is dropped at once. The run then ends
+//! the way it would have without the call.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 
-use crate::control::RunControl;
+use crate::control::{AbortReason, RunControl};
 use crate::events::{
     Emitter, Event, Message, TextContent, ToolCall, ToolResult, ToolResultMessage, now_millis,
 };
 use crate::extension::{Extension, ToolEnding};
 use crate::secrets::{Secrets, StreamRedactor};
-use crate::tools::{ToolContext, ToolSet};
+use crate::tools::{Tool, ToolContext, ToolSet};
+
+/// Time on top of a tool's own stop for it to hand back what it collected (a killed command's
+/// output), also when the budget has nothing left.
+const STOP_MARGIN: Duration = Duration::from_millis(500);
 
 pub struct ExecContext<'a> {
     pub emitter: &'a Emitter,
@@ -29,6 +41,8 @@ pub struct ExecContext<'a> {
     pub control: &'a RunControl,
     pub extensions: &'a [Arc<dyn Extension>],
     pub secrets: &'a Secrets,
+    /// When the run's `--timeout` runs out, if it has one.
+    pub deadline: Option<Instant>,
 }
 
 /// Runs the calls and returns their result messages, in call order.
@@ -148,19 +162,30 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
     for extension in ctx.extensions {
         tool_ctx.bash.env.extend(extension.call_env(call));
     }
-    let run = AssertUnwindSafe(tool.execute(call.arguments.clone(), tool_ctx)).catch_unwind();
-    tokio::pin!(run);
-    let run = loop {
+    let mut run =
+        Box::pin(AssertUnwindSafe(tool.execute(call.arguments.clone(), tool_ctx)).catch_unwind());
+    let stopped = async {
+        ctx.control.aborted().await;
+        tokio::time::sleep(stop_grace(tool.as_ref(), ctx.deadline)).await;
+    };
+    tokio::pin!(stopped);
+    let ended = loop {
         tokio::select! {
             biased;
+            ended = &mut run => break Some(ended),
+            () = &mut stopped => break None,
             Some(partial) = received.recv() => updates.send(partial),
-            ended = &mut run => break ended,
         }
     };
+    // Dropping the call cancels what it was waiting on and kills what it started.
+    drop(run);
     while let Ok(partial) = received.try_recv() {
         updates.send(partial);
     }
     updates.flush();
+    let Some(run) = ended else {
+        return (stopped_text(ctx.control.reason(), &call.name), true);
+    };
     match run {
         Ok(Ok(result)) => (result, false),
         Ok(Err(err)) => (err.into_result(), true),
@@ -171,6 +196,27 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
                 true,
             )
         }
+    }
+}
+
+/// How long a call may go on once the run is stopped: its tool's own stop, cut to what is left
+/// of the budget, and the margin to return; nothing for a tool with nothing to stop.
+fn stop_grace(tool: &dyn Tool, deadline: Option<Instant>) -> Duration {
+    let own = tool.stop_grace();
+    if own.is_zero() {
+        return Duration::ZERO;
+    }
+    let left = deadline.map_or(own, |end| end.saturating_duration_since(Instant::now()));
+    own.min(left) + STOP_MARGIN
+}
+
+/// The result of a call that was dropped because the run stopped.
+fn stopped_text(reason: Option<AbortReason>, tool: &str) -> ToolResult {
+    match reason {
+        Some(AbortReason::Timeout) => error_text(&format!(
+            "Tool {tool} stopped: the run's --timeout ran out before it finished"
+        )),
+        _ => error_text("Operation aborted"),
     }
 }
 
@@ -228,3 +274,6 @@ fn error_text(text: &str) -> ToolResult {
         details: None,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,6 +1,6 @@
 //! The end of every run: the closing lines (`limit_reached` / `fatal_error`, `agent_end`, the
-//! extensions' summaries, `usage_snapshot`), the exit code, the stderr failure line, and
-//! `--output-last-message`.
+//! extensions' summaries, `output_error` for each output that could not be written,
+//! `usage_snapshot`), `--output-last-message`, the exit code and the stderr failure line.
 
 use super::*;
 
@@ -102,19 +102,36 @@ impl Session {
         };
         for extension in &self.config.extensions {
             for line in extension.finish(outcome).await {
-                if let Some(warning) = emit_status(&self.emitter, line) {
-                    self.warnings.push(warning);
+                match line {
+                    StatusLine::OutputError(error) => self.output_errors.push(error),
+                    line => {
+                        if let Some(warning) = emit_status(&self.emitter, line) {
+                            self.warnings.push(warning);
+                        }
+                    }
                 }
             }
+        }
+        if let (Some(recorder), Some(path)) = (&self.recorder, &self.config.record)
+            && let Some(error) = recorder.error()
+        {
+            self.output_errors
+                .push(OutputError::new(OutputKind::Record, path, error));
+        }
+        let final_text = self.messages.iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
+            _ => None,
+        });
+        self.write_last_message(final_text.as_deref());
+        // Each output that failed, once, before the last line; the exit code says so too.
+        for error in &self.output_errors {
+            self.emitter.emit(&Event::OutputError(error));
+            self.warnings.push(error.message.clone());
         }
         self.emitter
             .emit(&Event::UsageSnapshot { stats: &self.stats });
 
-        if let Some(error) = self.recorder.as_ref().and_then(|r| r.error()) {
-            self.warnings
-                .push(format!("--record: could not write the fixture: {error}"));
-        }
-        let exit = match stop_reason {
+        let outcome_exit = match stop_reason {
             RunStopReason::Stop => ExitStatus::Ok,
             RunStopReason::Length | RunStopReason::Error => ExitStatus::Failed,
             RunStopReason::MaxTurns | RunStopReason::Timeout | RunStopReason::Budget => {
@@ -126,8 +143,13 @@ impl Session {
                 .reason()
                 .map_or(ExitStatus::Failed, AbortReason::exit_status),
         };
+        let exit = if self.output_errors.is_empty() {
+            outcome_exit
+        } else {
+            outcome_exit.with_incomplete_output()
+        };
         let failure = match (&fatal, &limit) {
-            _ if exit == ExitStatus::Ok => None,
+            _ if outcome_exit == ExitStatus::Ok => None,
             (Some(error), _) => Some(Failure::Fatal {
                 error,
                 requests: self.failed_requests,
@@ -142,21 +164,6 @@ impl Session {
                 .redact(&failure_line(failure))
                 .into_owned()
         });
-        let final_text = self.messages.iter().rev().find_map(|m| match m {
-            Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
-            _ => None,
-        });
-        if let Some(path) = &self.config.output_last_message {
-            let answer = match &self.structured_output {
-                Some(value) => serde_json::to_string_pretty(value).unwrap_or_default() + "\n",
-                None => final_text.clone().unwrap_or_default(),
-            };
-            let answer = self.config.secrets.redact(&answer).into_owned();
-            if let Err(err) = std::fs::write(path, answer) {
-                self.warnings
-                    .push(format!("--output-last-message {}: {err}", path.display()));
-            }
-        }
         RunResult {
             exit,
             session_id: self.session_id.clone(),
@@ -173,6 +180,23 @@ impl Session {
             fatal_error: fatal,
             failure,
             structured_output: self.structured_output.take(),
+        }
+    }
+
+    /// `--output-last-message`: the final answer (the JSON with `--output-schema`), redacted;
+    /// a failed write is an output error.
+    fn write_last_message(&mut self, final_text: Option<&str>) {
+        let Some(path) = &self.config.output_last_message else {
+            return;
+        };
+        let answer = match &self.structured_output {
+            Some(value) => serde_json::to_string_pretty(value).unwrap_or_default() + "\n",
+            None => final_text.unwrap_or_default().to_string(),
+        };
+        let answer = self.config.secrets.redact(&answer).into_owned();
+        if let Err(err) = std::fs::write(path, answer) {
+            self.output_errors
+                .push(OutputError::new(OutputKind::OutputLastMessage, path, err));
         }
     }
 }

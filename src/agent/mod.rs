@@ -34,8 +34,8 @@ pub use prompt::{ContextFiles, context_files};
 use crate::config::{HttpProvider, ModelSource, RunConfig};
 use crate::events::{
     Emitter, Event, EventSink, FatalError, FatalErrorKind, LimitKind, LimitReached, Message,
-    RunStopReason, Serving, SessionHeader, StopReason, TextContent, UsageStats, UserMessage,
-    now_millis, now_rfc3339,
+    OutputError, OutputKind, RunStopReason, Serving, SessionHeader, StopReason, TextContent,
+    UsageStats, UserMessage, now_millis, now_rfc3339,
 };
 use crate::exit::ExitStatus;
 use crate::llm::fixture::{
@@ -147,6 +147,10 @@ fn emit_status(emitter: &Emitter, line: StatusLine) -> Option<String> {
         StatusLine::Skills(status) => emitter.emit(&Event::SkillsStatus(&status)),
         StatusLine::TraceStatus(value) => emitter.emit(&Event::TraceStatus(&value)),
         StatusLine::TraceSummary(value) => emitter.emit(&Event::TraceSummary(&value)),
+        StatusLine::OutputError(error) => {
+            emitter.emit(&Event::OutputError(&error));
+            return Some(error.message);
+        }
         StatusLine::Warning(warning) => return Some(warning),
     }
     None
@@ -185,6 +189,8 @@ struct Session {
     recorder: Option<Arc<Recorder>>,
     /// The session file, appended to as messages complete.
     session: Option<crate::session::SessionWriter>,
+    /// Outputs that could not be written in full, reported at the end.
+    output_errors: Vec<OutputError>,
     /// Which budgets have had their wrap-up note.
     budgets: budget::Budgets,
     /// The final answer as JSON (`--output-schema`), once valid.
@@ -282,6 +288,7 @@ impl Session {
             agent_started: false,
             recorder: None,
             session,
+            output_errors: Vec::new(),
             budgets: budget::Budgets::default(),
             structured_output: None,
             corrected: false,
@@ -302,6 +309,9 @@ impl Session {
                 Ok((transport, provider, model)) => {
                     self.agent_loop(prompt, &transport, &provider, &model).await
                 }
+                // Stopped while connecting (the budget ran out during model discovery): the
+                // run ends like any other stopped run, not as a failure.
+                Err(_) if self.config.control.is_aborted() => Ending::Aborted,
                 Err(fatal) => Ending::Failed(fatal, RunStopReason::Error),
             }
         })

@@ -80,9 +80,7 @@ impl Session {
         if let Some(writer) = &mut self.session
             && let Err(err) = writer.append_compaction(&summary, before)
         {
-            self.warnings
-                .push(format!("session file {}: {err}", writer.path().display()));
-            self.session = None;
+            self.session_failed(err);
         }
         for index in 1..self.messages.len() {
             let message = self.messages[index].clone();
@@ -155,11 +153,7 @@ impl Session {
         if let Some(writer) = &mut self.session
             && let Err(err) = writer.append(message)
         {
-            self.warnings.push(format!(
-                "session file {}: {err}; the rest of the run is not saved",
-                writer.path().display()
-            ));
-            self.session = None;
+            self.session_failed(err);
         }
     }
 
@@ -168,9 +162,17 @@ impl Session {
         if let Some(writer) = &mut self.session
             && let Err(err) = writer.sync()
         {
-            self.warnings
-                .push(format!("session file {}: {err}", writer.path().display()));
-            self.session = None;
+            self.session_failed(err);
+        }
+    }
+
+    /// The session file could not be written: nothing more is written to it (a later line
+    /// after a lost one would make a session that resumes wrongly), and the run ends with
+    /// `output_error`.
+    fn session_failed(&mut self, err: impl std::fmt::Display) {
+        if let Some(writer) = self.session.take() {
+            self.output_errors
+                .push(OutputError::new(OutputKind::Session, writer.path(), err));
         }
     }
 }

@@ -100,7 +100,12 @@ pub struct RunArgs {
 
     /// US dollars the run may spend, by the price table (exit 3); at 80% the model is told to
     /// wrap up.
-    #[arg(long, env = "WORKER_MAX_COST", value_name = "USD")]
+    #[arg(
+        long,
+        env = "WORKER_MAX_COST",
+        value_name = "USD",
+        allow_hyphen_values = true
+    )]
     pub max_cost: Option<f64>,
 
     /// The model's context window in tokens, for compaction [default: what the server lists

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::config::{Env, ProcessEnv};
-use crate::config::{HttpProvider, Limits, ModelSource, PromptConfig, RunConfig, ToolSelection};
+use crate::config::{HttpProvider, ModelSource, PromptConfig, RunConfig, ToolSelection};
 use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::file_search::FileSearch;
 use crate::input_file::{InputKind, read_text};
@@ -19,6 +19,7 @@ mod args;
 mod auth_file;
 pub mod compat;
 mod credentials;
+mod limits;
 mod model;
 mod prompt;
 pub mod reference;
@@ -97,23 +98,7 @@ pub fn build_config(
                 .collect()
         }),
     };
-    config.limits = Limits {
-        max_turns: args.max_turns,
-        timeout: args.timeout.map(|t| t.0),
-        max_retries: args.max_retries,
-        retry_base_delay: args.retry_base_delay.0,
-        max_tokens: args.max_tokens,
-        connect_timeout: args.connect_timeout.0,
-        idle_timeout: args.idle_timeout.0,
-        bash_timeout_max: args.bash_timeout.0,
-        max_tool_calls: args.max_tool_calls,
-        max_total_tokens: args.max_total_tokens,
-        max_cost: args.max_cost,
-        context_window: args.context_window,
-    };
-    if args.max_turns == Some(0) {
-        return Err("--max-turns must be at least 1".to_string());
-    }
+    config.limits = limits::limits(args)?;
     config.prompt = PromptConfig {
         system: text_or_file(args.system_prompt.as_deref(), "--system-prompt")?,
         append: text_or_file(
@@ -153,7 +138,7 @@ pub fn build_config(
             config.limits.retry_base_delay,
         ),
     };
-    let (web, web_warnings) = WebSearch::configure(&web, env, &config.secrets);
+    let (web, web_warnings) = WebSearch::configure(&web, env, &config.secrets)?;
     warnings.extend(web_warnings);
     config.extensions.push(Arc::new(web));
     config.extensions.push(Arc::new(FileSearch::configure(
@@ -185,17 +170,6 @@ pub fn build_config(
             .ok()
             .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
     }
-    config.session = match session_setup(args, env, &config) {
-        Ok(setup) => setup,
-        // The default place may be read-only (a container's home): the run goes on unsaved.
-        Err(err)
-            if args.session_dir.is_none() && args.resume.is_none() && !args.continue_session =>
-        {
-            warnings.push(format!("{err}; this run's session is not saved"));
-            None
-        }
-        Err(err) => return Err(err),
-    };
     let decorate = matches!(
         config.model,
         ModelSource::Http {
@@ -248,7 +222,7 @@ pub fn build_config(
     };
     let identity = settings.is_active().then(|| settings.identity.clone());
     let telemetry =
-        crate::telemetry::configure(env, &flags, &config.session_id, identity, &config.secrets);
+        crate::telemetry::configure(env, &flags, &config.session_id, identity, &config.secrets)?;
     warnings.extend(telemetry.warnings);
     config.extensions.extend(telemetry.extension);
     if settings.is_active() {
@@ -266,6 +240,18 @@ pub fn build_config(
     };
     available.extend(config.extensions.iter().flat_map(|e| e.tools()));
     crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
+    // Last: the session file is created here, and a usage error must leave nothing behind.
+    config.session = match session_setup(args, env, &config) {
+        Ok(setup) => setup,
+        // The default place may be read-only (a container's home): the run goes on unsaved.
+        Err(err)
+            if args.session_dir.is_none() && args.resume.is_none() && !args.continue_session =>
+        {
+            warnings.push(format!("{err}; this run's session is not saved"));
+            None
+        }
+        Err(err) => return Err(err),
+    };
     Ok((config, warnings))
 }
 

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::config::{Endpoint, Env, HttpProvider, ModelSource, defaults, normalize_base_url};
+use crate::config::{
+    Endpoint, Env, HttpProvider, ModelSource, defaults, http_url, normalize_base_url,
+};
 use crate::llm::fixture::Fixture;
 
 /// The variable agentic-pi reads provider overrides from (the flag wins).
@@ -56,6 +58,7 @@ pub fn parse_overrides(raw: &str, label: &str) -> Result<BTreeMap<String, Overri
             .map(str::trim)
             .filter(|url| !url.is_empty())
             .ok_or(format!("{label}.{prefix}.baseUrl is required"))?;
+        http_url(&format!("{label}.{prefix}.baseUrl"), base_url)?;
         let api = match entry.get("api").and_then(Value::as_str) {
             None => None,
             Some("openai-completions") => Some(HttpProvider::Compatible),
@@ -114,28 +117,36 @@ pub fn parse_model(
         return Ok(ModelSource::Replay { path, fixture });
     }
     let overridden = overrides.get(prefix);
+    // A base URL from the environment, checked as it is read.
+    let from_env = |names: &[&str], default: &str| -> Result<String, String> {
+        match names
+            .iter()
+            .find_map(|name| env.get(name).map(|value| (*name, value)))
+        {
+            Some((name, value)) => http_url(name, &value).map(|_| value),
+            None => Ok(default.to_string()),
+        }
+    };
     // (wire format, base URL, key variable, key required)
     let (provider, base_url, key_var, required) = match prefix {
         "dynamo" => (
             HttpProvider::Dynamo,
-            env.get("DYNAMO_BASE_URL")
-                .or_else(|| env.get("OPENAI_BASE_URL"))
-                .unwrap_or_else(|| defaults::DYNAMO_BASE_URL.to_string()),
+            from_env(
+                &["DYNAMO_BASE_URL", "OPENAI_BASE_URL"],
+                defaults::DYNAMO_BASE_URL,
+            )?,
             DYNAMO_KEY.to_string(),
             false,
         ),
         "openai" => {
-            let base = env
-                .get("OPENAI_BASE_URL")
-                .unwrap_or_else(|| defaults::OPENAI_BASE_URL.to_string());
+            let base = from_env(&["OPENAI_BASE_URL"], defaults::OPENAI_BASE_URL)?;
             // OpenAI itself needs a key; a compatible server elsewhere may not.
             let required = normalize_base_url(&base) == defaults::OPENAI_BASE_URL;
             (HttpProvider::OpenAi, base, OPENAI_KEY.to_string(), required)
         }
         "anthropic" => (
             HttpProvider::Anthropic,
-            env.get("ANTHROPIC_BASE_URL")
-                .unwrap_or_else(|| defaults::ANTHROPIC_BASE_URL.to_string()),
+            from_env(&["ANTHROPIC_BASE_URL"], defaults::ANTHROPIC_BASE_URL)?,
             ANTHROPIC_KEY.to_string(),
             true,
         ),

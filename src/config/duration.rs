@@ -27,6 +27,10 @@ impl fmt::Display for FlagDuration {
     }
 }
 
+/// The longest duration a flag may give (100 years): far beyond any run, and far enough from the limits
+/// of the clock that a deadline computed from it never overflows.
+pub const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     let text = raw.trim();
     if text.is_empty() {
@@ -44,6 +48,12 @@ pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     };
     if parsed.is_zero() {
         return Err(format!("duration '{raw}' must be greater than zero"));
+    }
+    if parsed > LONGEST {
+        return Err(format!(
+            "duration '{raw}' is longer than {} days, the longest allowed",
+            LONGEST.as_secs() / 86_400
+        ));
     }
     Ok(parsed)
 }

@@ -14,8 +14,10 @@ use crate::llm::fixture::Fixture;
 use crate::secrets::Secrets;
 
 mod duration;
+mod http_url;
 
 pub use duration::{FlagDuration, parse_duration};
+pub use http_url::{http_url, url_with_scheme};
 
 /// Reads the environment; blank values count as unset.
 pub trait Env {

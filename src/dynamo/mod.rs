@@ -38,7 +38,9 @@ pub mod trace_file;
 
 use crate::config::Env;
 use crate::events::RunStopReason;
-use crate::events::{ToolCall, ToolEventsTarget, TraceStatus, TraceSummary, now_millis};
+use crate::events::{
+    OutputError, OutputKind, ToolCall, ToolEventsTarget, TraceStatus, TraceSummary, now_millis,
+};
 use crate::extension::{
     Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding, ToolJoins,
 };
@@ -431,6 +433,7 @@ impl Extension for DynamoBridge {
                     ))
                 })
                 .collect();
+            let trace_error = self.trace.as_ref().and_then(TraceFile::error);
             let counts = match self.relay.get() {
                 Some(relay) => Some(relay.close(RELAY_LINGER).await),
                 None => None,
@@ -445,10 +448,17 @@ impl Extension for DynamoBridge {
                 tool_events_dropped: counts.map_or(0, |c| c.dropped),
                 tool_events_unconfirmed: counts.map_or(0, |c| c.unconfirmed),
                 tool_events_error: self.relay_error.lock_or_recover().clone(),
-                trace_file_error: self.trace.as_ref().and_then(TraceFile::error),
+                trace_file_error: trace_error.clone(),
                 hints_refused,
                 session_final,
             }));
+            if let (Some(error), Some(path)) = (trace_error, &self.settings.trace_file) {
+                lines.push(StatusLine::OutputError(OutputError::new(
+                    OutputKind::TraceFile,
+                    path,
+                    error,
+                )));
+            }
             lines
         })
     }

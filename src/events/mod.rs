@@ -20,12 +20,14 @@ use serde_json::Value;
 mod dynamo;
 mod emitter;
 mod message;
+mod output;
 mod schema;
 mod serving;
 
 pub use dynamo::{SessionFinal, ToolEventsTarget, TraceStatus, TraceSummary};
 pub use emitter::{CollectorSink, Emitter, EventSink, StdoutSink, now_millis, now_rfc3339};
 pub use message::*;
+pub use output::{OutputError, OutputKind};
 pub use schema::json_schema;
 pub use serving::{Serving, ServingTotals};
 
@@ -217,6 +219,10 @@ pub enum Event<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         structured_output: Option<&'a Value>,
     },
+    /// An output the run was asked to write (`--trace-file`, `--record`,
+    /// `--output-last-message`, the session file) is incomplete: once per output, after
+    /// `agent_end` and right before `usage_snapshot`; the exit code is 4.
+    OutputError(&'a OutputError),
     /// Always the last line of a run that printed a header.
     UsageSnapshot {
         stats: &'a UsageStats,

@@ -14,6 +14,10 @@ use std::time::Duration;
 use crate::config::Env;
 
 pub const CLONE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The web host git talks to, when it is not derived from the API base.
+pub const SERVER_URL_VAR: &str = "GITHUB_SERVER_URL";
+/// What it may be: a GitHub server, or a local mirror git reads as a path.
+pub const SERVER_SCHEMES: [&str; 3] = ["https", "http", "file"];
 
 /// Where the credential-store file lives: `WORKER_GIT_CREDENTIALS`, else
 /// `$HOME/.config/worker/git-credentials`.
@@ -32,7 +36,7 @@ pub fn credentials_path(env: &dyn Env) -> PathBuf {
 /// The web host git talks to: `GITHUB_SERVER_URL`, else derived from the API base
 /// (`https://api.github.com` → `https://github.com`, `https://ghe/api/v3` → `https://ghe`).
 pub fn server_url(env: &dyn Env, api_base: &str) -> String {
-    if let Some(url) = env.get("GITHUB_SERVER_URL") {
+    if let Some(url) = env.get(SERVER_URL_VAR) {
         return url.trim_end_matches('/').to_string();
     }
     let base = api_base.trim_end_matches('/');

@@ -22,7 +22,7 @@ pub mod profiles;
 pub mod tools;
 mod trim;
 
-use crate::config::Env;
+use crate::config::{Env, http_url, url_with_scheme};
 use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
 use crate::secrets::Secrets;
@@ -99,9 +99,14 @@ pub fn configure(
             });
         }
     };
+    // Both URLs are checked before anything is sent to them (a usage error).
     let api_base = env
         .get("GITHUB_API_URL")
         .unwrap_or_else(|| DEFAULT_API_URL.to_string());
+    http_url("GITHUB_API_URL", &api_base)?;
+    if let Some(server) = env.get(git::SERVER_URL_VAR) {
+        url_with_scheme(git::SERVER_URL_VAR, &server, &git::SERVER_SCHEMES)?;
+    }
     let auth_kind = credentials.kind();
     let gh = GitHub::new(&api_base, credentials, retry_base, secrets.clone());
     let git = GitSettings {

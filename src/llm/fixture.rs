@@ -227,17 +227,20 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Opens the fixture and writes its header. Only a file that cannot be opened is an error
+    /// here; a failed write (the header's included) is kept for [`Recorder::error`], like
+    /// every later one, and the run goes on.
     pub fn create(path: &Path, header: &FixtureHeader, secrets: Secrets) -> std::io::Result<Self> {
-        let mut file = File::create(path)?;
-        file.write_all(&redacted_line(&secrets, header)?)?;
-        Ok(Recorder {
-            file: Mutex::new(file),
+        let recorder = Recorder {
+            file: Mutex::new(File::create(path)?),
             secrets,
             error: Mutex::new(None),
-        })
+        };
+        recorder.write_line(redacted_line(&recorder.secrets, header));
+        Ok(recorder)
     }
 
-    /// The first write error, if any (the run reports it as a warning).
+    /// The first write error, if any (the run reports it as an incomplete output).
     pub fn error(&self) -> Option<String> {
         self.error.lock_or_recover().clone()
     }
@@ -252,7 +255,12 @@ impl Recorder {
                 ..response
             },
         };
-        let line = match redacted_line(&self.secrets, &exchange) {
+        self.write_line(redacted_line(&self.secrets, &exchange));
+    }
+
+    /// Appends one serialized, redacted line; a failure is kept, not raised.
+    fn write_line(&self, line: serde_json::Result<Vec<u8>>) {
+        let line = match line {
             Ok(line) => line,
             Err(err) => return self.fail(err.to_string()),
         };

@@ -55,7 +55,7 @@ impl Price {
                 .trim()
                 .parse()
                 .ok()
-                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .filter(|v: &f64| is_price(*v))
                 .ok_or(format!(
                     "{key}: expected a non-negative number, got '{value}'"
                 ))?;
@@ -106,6 +106,19 @@ impl PriceTable {
         let text = crate::input_file::read_text(path, crate::input_file::InputKind::Prices)
             .map_err(|err| err.to_string())?;
         let file: PriceFile = serde_json::from_str(&text).map_err(|err| err.to_string())?;
+        for (model, price) in &file.models {
+            let fields = [
+                ("input", price.input),
+                ("output", price.output),
+                ("cacheRead", price.cache_read),
+                ("cacheWrite", price.cache_write),
+            ];
+            if let Some((field, value)) = fields.iter().find(|(_, value)| !is_price(*value)) {
+                return Err(format!(
+                    "models.{model}.{field}: expected a non-negative number, got {value}"
+                ));
+            }
+        }
         self.models.extend(file.models);
         Ok(())
     }
@@ -115,6 +128,11 @@ impl PriceTable {
         let key = format!("{provider}/{}", family(model));
         self.models.get(&key).copied()
     }
+}
+
+/// A price per million tokens: finite and not negative.
+fn is_price(value: f64) -> bool {
+    value.is_finite() && value >= 0.0
 }
 
 /// A model id without a trailing date (`-20250929`) or `-latest`.

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::config::Env;
+use crate::config::{Env, http_url};
 use crate::dynamo::identity::AgentIdentity;
 use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
@@ -101,14 +101,15 @@ fn first_set(env: &dyn Env, names: &[&str]) -> Option<String> {
     names.iter().find_map(|name| env.get(name))
 }
 
-/// Decides whether telemetry runs, and builds it if so.
+/// Decides whether telemetry runs, and builds it if so. When it runs, an endpoint that is not
+/// an http(s) URL is an error (a usage error: the run does not start).
 pub fn configure(
     env: &dyn Env,
     flags: &Flags,
     session_id: &str,
     identity: Option<AgentIdentity>,
     secrets: &Secrets,
-) -> Configured {
+) -> Result<Configured, String> {
     if flags.no_otel {
         let status = status(
             ExtensionState::Skipped,
@@ -116,17 +117,18 @@ pub fn configure(
             flags.include_content,
             json!({}),
         );
-        return Configured {
+        return Ok(Configured {
             extension: Some(Arc::new(StatusOnly(status))),
             warnings: Vec::new(),
-        };
+        });
     }
     if !(flags.otel || truthy(first_set(env, &ENABLED_VARS))) {
-        return Configured {
+        return Ok(Configured {
             extension: None,
             warnings: Vec::new(),
-        };
+        });
     }
+    check_endpoints(env, flags)?;
     let mut warnings = Vec::new();
     let protocol = match env
         .get("OTEL_EXPORTER_OTLP_PROTOCOL")
@@ -164,7 +166,7 @@ pub fn configure(
     let shown_endpoint = settings
         .endpoint
         .clone()
-        .or_else(|| env.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        .or_else(|| env.get(ENDPOINT_VARS[0]))
         .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
     let details = json!({
         "endpoint": shown_endpoint,
@@ -174,10 +176,10 @@ pub fn configure(
         "metrics": settings.metrics,
     });
     match build(settings, details.clone()) {
-        Ok(extension) => Configured {
+        Ok(extension) => Ok(Configured {
             extension: Some(extension),
             warnings,
-        },
+        }),
         Err(reason) => {
             warnings.push(format!("telemetry disabled: {reason}"));
             let status = status(
@@ -186,12 +188,32 @@ pub fn configure(
                 flags.include_content,
                 details,
             );
-            Configured {
+            Ok(Configured {
                 extension: Some(Arc::new(StatusOnly(status))),
                 warnings,
-            }
+            })
         }
     }
+}
+
+/// The variables the exporter reads an endpoint from when `--otel-endpoint` is not given.
+const ENDPOINT_VARS: [&str; 3] = [
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+];
+
+/// Every endpoint export may post to is an http(s) URL.
+fn check_endpoints(env: &dyn Env, flags: &Flags) -> Result<(), String> {
+    if let Some(endpoint) = &flags.endpoint {
+        return http_url("--otel-endpoint", endpoint).map(|_| ());
+    }
+    for name in ENDPOINT_VARS {
+        if let Some(value) = env.get(name) {
+            http_url(name, &value)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(feature = "otel")]

@@ -14,9 +14,37 @@ fn status_of(configured: &Configured) -> Option<ExtensionStatus> {
 #[test]
 fn off_unless_asked_and_a_bare_endpoint_does_not_enable_it() {
     let env = MapEnv::from_pairs(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")]);
-    let configured = configure(&env, &Flags::default(), "s", None, &Secrets::default());
+    let configured = configure(&env, &Flags::default(), "s", None, &Secrets::default()).unwrap();
     assert!(configured.extension.is_none());
     assert!(configured.warnings.is_empty());
+}
+
+#[test]
+fn an_endpoint_that_is_not_http_is_refused_when_export_is_on() {
+    let on = Flags {
+        otel: true,
+        ..Flags::default()
+    };
+    let refused = |env: &MapEnv, flags: &Flags| {
+        configure(env, flags, "s", None, &Secrets::default())
+            .err()
+            .unwrap_or_default()
+    };
+    let env = MapEnv::from_pairs(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector:4318")]);
+    assert_eq!(
+        refused(&env, &on),
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT 'collector:4318' has no scheme; expected an http:// or https:// URL"
+    );
+    // Off, the variable is not read, so not checked.
+    assert!(configure(&env, &Flags::default(), "s", None, &Secrets::default()).is_ok());
+    let flags = Flags {
+        endpoint: Some("grpc://collector:4317".into()),
+        ..on
+    };
+    assert_eq!(
+        refused(&MapEnv::default(), &flags),
+        "--otel-endpoint 'grpc://collector:4317': unsupported scheme 'grpc'; expected an http:// or https:// URL"
+    );
 }
 
 #[test]
@@ -27,7 +55,8 @@ fn no_otel_beats_otel_and_the_env_switch() {
         no_otel: true,
         ..Flags::default()
     };
-    let status = status_of(&configure(&env, &flags, "s", None, &Secrets::default())).unwrap();
+    let status =
+        status_of(&configure(&env, &flags, "s", None, &Secrets::default()).unwrap()).unwrap();
     assert_eq!(status.status, ExtensionState::Skipped);
     assert_eq!(status.reason.as_deref(), Some("disabled-by-flag"));
 }

@@ -10,6 +10,7 @@
 //! object-safe face the registry and the loop use.
 
 use std::future::Future;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -53,6 +54,12 @@ pub trait TypedTool: Send + Sync + 'static {
         ctx: ToolContext,
     ) -> impl Future<Output = Result<ToolResult, ToolError>> + Send;
 
+    /// How long `run` needs, once [`ToolContext::cancel`] fires, to stop what it started and
+    /// return what it has. A tool that keeps no processes (the default) is dropped at once.
+    fn stop_grace(&self) -> Duration {
+        Duration::ZERO
+    }
+
     /// The problem reported for a required argument that is missing. Tool families keep the
     /// wording their models and prompts already know.
     fn missing_field(&self, field: &str, _schema: &Value) -> String {
@@ -79,6 +86,10 @@ impl<T: TypedTool> Tool for T {
 
     fn is_read_only(&self) -> bool {
         self.spec().read_only
+    }
+
+    fn stop_grace(&self) -> Duration {
+        TypedTool::stop_grace(self)
     }
 
     fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {

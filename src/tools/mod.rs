@@ -65,6 +65,10 @@ pub trait Tool: Send + Sync {
     fn prompt_snippet(&self) -> &str;
     /// True when the tool never changes anything; a batch of read-only calls runs concurrently.
     fn is_read_only(&self) -> bool;
+    /// How long the tool needs to wind down by itself once the run is stopped (its
+    /// [`ToolContext::cancel`] fires); zero for a tool that has nothing to wind down, whose
+    /// call is simply dropped.
+    fn stop_grace(&self) -> Duration;
     fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a>;
 }
 

@@ -95,7 +95,7 @@ impl WebSearch {
         settings: &Settings,
         env: &dyn Env,
         secrets: &Secrets,
-    ) -> (WebSearch, Vec<String>) {
+    ) -> Result<(WebSearch, Vec<String>), String> {
         let mut warnings = Vec::new();
         let skipped = |reason: &str, message: String| WebSearch {
             status: ExtensionStatus {
@@ -109,10 +109,10 @@ impl WebSearch {
             web: None,
         };
         if !settings.enabled {
-            return (
+            return Ok((
                 skipped("disabled-by-flag", "--no-web-search".into()),
                 warnings,
-            );
+            ));
         }
         let named = settings
             .provider
@@ -128,7 +128,7 @@ impl WebSearch {
                         provider.key_var()
                     );
                     warnings.push(format!("{message}; no web tools"));
-                    return (skipped("no-credentials", message), warnings);
+                    return Ok((skipped("no-credentials", message), warnings));
                 }
             },
             Some((name, None)) => {
@@ -146,20 +146,25 @@ impl WebSearch {
         });
         let Some((provider, key)) = chosen else {
             let vars: Vec<_> = Provider::ALL.iter().map(|p| p.key_var()).collect();
-            return (
+            return Ok((
                 skipped(
                     "no-credentials",
                     format!("none of {} is set", vars.join(", ")),
                 ),
                 warnings,
-            );
+            ));
         };
         secrets.add(key.clone());
+        let base_url = match env.get(provider.base_url_var()) {
+            Some(url) => {
+                crate::config::http_url(provider.base_url_var(), &url)?;
+                url
+            }
+            None => provider.default_base_url().to_string(),
+        };
         let account = Account {
             provider,
-            base_url: env
-                .get(provider.base_url_var())
-                .unwrap_or_else(|| provider.default_base_url().to_string()),
+            base_url,
             key,
         };
         let policy = Arc::new(Policy {
@@ -178,7 +183,7 @@ impl WebSearch {
             Ok(parts) => parts,
             Err(err) => {
                 warnings.push(format!("web tools unavailable: {err}"));
-                return (skipped("unavailable", err), warnings);
+                return Ok((skipped("unavailable", err), warnings));
             }
         };
         let web = Arc::new(tools::Web {
@@ -206,7 +211,7 @@ impl WebSearch {
             Arc::new(tools::WebFetchTool(web.clone())),
         ];
         let web = Some(web);
-        (WebSearch { status, tools, web }, warnings)
+        Ok((WebSearch { status, tools, web }, warnings))
     }
 }
 

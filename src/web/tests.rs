@@ -2,7 +2,8 @@ use super::*;
 use crate::config::MapEnv;
 
 fn reason(settings: &Settings, env: &[(&str, &str)]) -> (Option<String>, Option<String>) {
-    let (web, _) = WebSearch::configure(settings, &MapEnv::from_pairs(env), &Secrets::default());
+    let (web, _) =
+        WebSearch::configure(settings, &MapEnv::from_pairs(env), &Secrets::default()).unwrap();
     let provider = web
         .status
         .extra

@@ -161,7 +161,15 @@ fn providers_re_point_built_ins_and_add_new_names() {
         ),
         (r#"{"a": {}}"#, "--providers.a.baseUrl is required"),
         (
-            r#"{"a": {"baseUrl": "x", "api": "gemini"}}"#,
+            r#"{"a": {"baseUrl": "ftp://gw/v1", "api": "openai-completions"}}"#,
+            "--providers.a.baseUrl 'ftp://gw/v1': unsupported scheme 'ftp'; expected an http:// or https:// URL",
+        ),
+        (
+            r#"{"a": {"baseUrl": "gw.example/v1"}}"#,
+            "--providers.a.baseUrl 'gw.example/v1' has no scheme; expected an http:// or https:// URL",
+        ),
+        (
+            r#"{"a": {"baseUrl": "http://x", "api": "gemini"}}"#,
             "--providers.a.api 'gemini' is not one worker speaks: openai-completions or anthropic-messages",
         ),
     ] {
@@ -251,5 +259,30 @@ fn known_keys_cover_every_provider_and_entry() {
             "gw-key",
             "or-key-1"
         ]
+    );
+}
+
+#[test]
+fn a_base_url_variable_must_be_http_or_https() {
+    for (var, model) in [
+        ("DYNAMO_BASE_URL", "dynamo/m"),
+        ("OPENAI_BASE_URL", "openai/gpt"),
+        ("ANTHROPIC_BASE_URL", "anthropic/claude"),
+    ] {
+        let e = env(&[(var, "ftp://models.example/v1")]);
+        assert_eq!(
+            parse_model(model, &e, &BTreeMap::new()).err().unwrap(),
+            format!(
+                "{var} 'ftp://models.example/v1': unsupported scheme 'ftp'; expected an http:// or https:// URL"
+            )
+        );
+    }
+    // OPENAI_BASE_URL is dynamo's fallback: checked when it is the one used.
+    let e = env(&[("OPENAI_BASE_URL", "models.example")]);
+    assert!(
+        parse_model("dynamo/m", &e, &BTreeMap::new())
+            .err()
+            .unwrap()
+            .starts_with("OPENAI_BASE_URL 'models.example' has no scheme")
     );
 }

@@ -41,6 +41,16 @@ fn rejects_zero_garbage_and_empty() {
         Err("invalid duration '99999999999999999999999'".to_string())
     );
     assert!(parse_duration("99999999999999999999999s").is_err());
+    // Representable, but a deadline that far out would overflow the clock.
+    assert_eq!(
+        parse_duration("10000000000000000000"),
+        Err(
+            "duration '10000000000000000000' is longer than 36500 days, the longest allowed"
+                .to_string()
+        )
+    );
+    assert!(parse_duration("101y").is_err());
+    assert_eq!(parse_duration("36500d"), Ok(LONGEST));
 }
 
 mod props {

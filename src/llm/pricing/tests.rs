@@ -91,3 +91,26 @@ fn a_prices_file_adds_and_replaces_entries() {
     std::fs::write(&path, r#"{"models": {"x/y": {"input": 1}}}"#).unwrap();
     assert!(table.merge_file(&path).is_err());
 }
+
+#[test]
+fn a_prices_file_with_a_negative_or_endless_price_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("prices.json");
+    std::fs::write(
+        &path,
+        r#"{"models": {"x/y": {"input": 1, "output": 2, "cacheRead": -0.5}}}"#,
+    )
+    .unwrap();
+    let mut table = PriceTable::bundled();
+    assert_eq!(
+        table.merge_file(&path).unwrap_err(),
+        "models.x/y.cacheRead: expected a non-negative number, got -0.5"
+    );
+    assert!(table.lookup("x", "y").is_none(), "nothing was merged");
+    std::fs::write(
+        &path,
+        r#"{"models": {"x/y": {"input": 1e400, "output": 2}}}"#,
+    )
+    .unwrap();
+    assert!(table.merge_file(&path).is_err());
+}

@@ -62,6 +62,11 @@ impl TypedTool for BashTool {
         let timeout = effective_timeout(args.timeout.map(|n| n.0), &ctx);
         run(&args.command, timeout, &ctx).await
     }
+
+    /// SIGTERM, the kill grace, SIGKILL, then the drain of what the command wrote.
+    fn stop_grace(&self) -> Duration {
+        KILL_GRACE + DRAIN_LIMIT
+    }
 }
 
 fn effective_timeout(requested: Option<f64>, ctx: &ToolContext) -> Duration {
