@@ -211,7 +211,10 @@ fn a_github_api_that_never_answers_ends_with_the_budget() {
 fn a_command_that_will_not_stop_is_killed_with_everything_it_started() {
     let dir = tempfile::tempdir().unwrap();
     let budget = Duration::from_secs(2);
-    let command = "trap '' TERM; sleep 60 & echo $! > bg.pid; echo started; sleep 60";
+    // The job records its pid as the host sees it (`$!` is its pid in the command's own PID
+    // namespace).
+    let command = "trap '' TERM; sh -c 'read -r p _ < /proc/self/stat; echo $p > bg.pid; exec sleep 60' & \
+                   while [ ! -s bg.pid ]; do sleep 0.01; done; echo started; sleep 60";
     let (run, elapsed) = timed_run(
         dir.path(),
         budget,
