@@ -112,3 +112,45 @@ fn a_command_cannot_kill_worker_through_its_parent() {
     let result = &run.all("tool_execution_end")[0]["result"]["content"][0]["text"];
     assert_eq!(result, "still-here");
 }
+
+#[test]
+fn a_command_that_traps_sigterm_gets_its_grace_in_every_sandbox_mode() {
+    use std::io::{BufRead, BufReader};
+    for sandbox in ["none", "linux"] {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let command = "trap 'sleep 0.3; echo cleaned > cleaned.txt; exit 0' TERM; echo ready; sleep 60 & wait";
+        let mock = MockLlm::start(vec![call(
+            "c1",
+            "bash",
+            &json!({ "command": command }).to_string(),
+        )]);
+        let mut cmd = worker_command(dir.path());
+        cmd.args(["run", "--model", "dynamo/m", "--sandbox", sandbox])
+            .env("DYNAMO_BASE_URL", &mock.url)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut worker = cmd.spawn().unwrap();
+        use std::io::Write;
+        worker.stdin.take().unwrap().write_all(b"go").unwrap();
+        let mut lines = BufReader::new(worker.stdout.take().unwrap()).lines();
+        for line in lines.by_ref() {
+            if line.unwrap().contains("\"tool_execution_update\"") {
+                break;
+            }
+        }
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(worker.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        )
+        .unwrap();
+        let rest: Vec<String> = lines.map(Result::unwrap).collect();
+        assert_eq!(worker.wait().unwrap().code(), Some(130), "{sandbox}");
+        assert!(rest.last().unwrap().contains("usage_snapshot"), "{sandbox}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("cleaned.txt")).unwrap_or_default(),
+            "cleaned\n",
+            "{sandbox}: the command's TERM trap did not get to run"
+        );
+    }
+}
