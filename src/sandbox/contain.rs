@@ -81,33 +81,22 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
             drop(status_read);
             std::process::exit(init(&argv, namespaced, status_write))
         }
-        ForkResult::Parent { .. } => {
+        ForkResult::Parent { child } => {
             drop(status_write);
-            // A signal to the command's group is for the command: the launcher lives until
-            // the shell ends, so a command that traps SIGTERM keeps its grace period.
-            for sig in [
-                Signal::SIGTERM,
-                Signal::SIGINT,
-                Signal::SIGHUP,
-                Signal::SIGQUIT,
-            ] {
-                // SAFETY: ignoring signals in a single-threaded process.
-                unsafe {
-                    let _ = signal(sig, SigHandler::SigIgn);
-                }
-            }
-            Ok(relay_status(status_read))
+            super::launch::ignore_group_signals();
+            Ok(relay_status(status_read, child))
         }
     }
 }
 
 /// The launcher's end: the shell's status as the init reported it. A signal is passed on by
 /// dying of it, so the caller sees what it would have seen of the shell itself.
-fn relay_status(mut status: std::io::PipeReader) -> i32 {
+fn relay_status(mut status: std::io::PipeReader, init: Pid) -> i32 {
     let mut report = [0u8; 5];
     if status.read_exact(&mut report).is_err() {
         return SETUP_FAILED;
     }
+    reap_if_done(init);
     let value = i32::from_le_bytes([report[1], report[2], report[3], report[4]]);
     if report[0] == b's'
         && let Ok(sig) = Signal::try_from(value)
@@ -159,6 +148,20 @@ fn init(argv: &[CString], namespaced: bool, mut status: std::io::PipeWriter) -> 
             }
             Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => return 0,
+        }
+    }
+}
+
+/// Reaps the init when nothing outlived the shell (the usual case: it exits right after
+/// reporting), so no zombie is left to a PID 1 that may never reap. An init still serving
+/// background jobs is left running.
+fn reap_if_done(init: Pid) {
+    use nix::sys::wait::WaitPidFlag;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(20);
+    while std::time::Instant::now() < deadline {
+        match waitpid(init, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => std::thread::sleep(std::time::Duration::from_micros(200)),
+            _ => return,
         }
     }
 }
