@@ -29,6 +29,11 @@ mod tools;
 pub use guard::Policy;
 pub use providers::Account;
 
+/// The tools' names.
+pub const SEARCH_TOOL: &str = "web_search";
+pub const FETCH_TOOL: &str = "web_fetch";
+pub const TOOL_NAMES: [&str; 2] = [SEARCH_TOOL, FETCH_TOOL];
+
 /// The default cap on web_search + web_fetch calls in one run.
 pub const DEFAULT_MAX_CALLS: u32 = 30;
 /// `name=ip,...`: resolve these names to these addresses (the guard still checks them).
