@@ -132,6 +132,7 @@ pub fn build_config(
         enabled: !args.no_web_search,
         provider: args.web_search_provider.clone(),
         max_calls: args.web_search_max_calls,
+        fetch_format: args.web_fetch_format,
         allow_hosts: args.web_allow_host.clone(),
         allow_private: args.web_allow_private,
         retry: crate::llm::RetryPolicy::new(
