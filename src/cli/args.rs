@@ -66,7 +66,9 @@ pub struct RunArgs {
     pub cwd: Option<PathBuf>,
 
     /// Only these tools (comma-separated), e.g. read,grep; can name opt-in tools
-    /// (hashline_edit); an unknown name is a usage error.
+    /// (hashline_edit). A tool this run does not offer (a GitHub tool without --profile, a web
+    /// tool without a search key) is left out with a warning; a name no run offers is a usage
+    /// error.
     #[arg(
         long,
         env = "WORKER_TOOLS",
