@@ -66,7 +66,9 @@ pub struct RunArgs {
     pub cwd: Option<PathBuf>,
 
     /// Only these tools (comma-separated), e.g. read,grep; can name opt-in tools
-    /// (hashline_edit); an unknown name is a usage error.
+    /// (hashline_edit). A tool this run does not offer (a GitHub tool without --profile, a web
+    /// tool without a search key) is left out with a warning; a name no run offers is a usage
+    /// error.
     #[arg(
         long,
         env = "WORKER_TOOLS",
@@ -341,11 +343,23 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_web_search: bool,
 
-    /// Web search provider: tavily, exa or brave (without it: the first whose key is set, of
-    /// TAVILY_API_KEY, EXA_API_KEY and BRAVE_SEARCH_API_KEY). A provider without its key, or
-    /// an unknown name, is a warning.
-    #[arg(long, env = "WEB_SEARCH_PROVIDER", value_name = "PROVIDER")]
+    /// Web search provider: tavily, exa or brave, else WEB_SEARCH_PROVIDER's (without either:
+    /// the first whose key is set, of TAVILY_API_KEY, EXA_API_KEY and BRAVE_SEARCH_API_KEY).
+    /// A provider without its key is a warning and no web tools; any other name is an error.
+    #[arg(long, value_name = "PROVIDER")]
     pub web_search_provider: Option<String>,
+
+    /// What web_fetch makes of an HTML page it fetches itself, unless the call's format
+    /// argument says: markdown keeps headings, links, lists and code; text is agentic-pi's
+    /// plain text
+    #[arg(
+        long,
+        value_enum,
+        env = "WORKER_WEB_FETCH_FORMAT",
+        default_value = "markdown",
+        value_name = "FORMAT"
+    )]
+    pub web_fetch_format: crate::web::FetchFormat,
 
     /// Most web_search + web_fetch calls in one run.
     #[arg(long, value_name = "N", default_value_t = crate::web::DEFAULT_MAX_CALLS, value_parser = clap::value_parser!(u32).range(1..))]

@@ -23,6 +23,7 @@ mod limits;
 mod model;
 mod prompt;
 pub mod reference;
+mod tool_names;
 
 pub use args::{Cli, Command, RunArgs, TraceCommand};
 pub use model::parse_model;
@@ -131,6 +132,7 @@ pub fn build_config(
         enabled: !args.no_web_search,
         provider: args.web_search_provider.clone(),
         max_calls: args.web_search_max_calls,
+        fetch_format: args.web_fetch_format,
         allow_hosts: args.web_allow_host.clone(),
         allow_private: args.web_allow_private,
         retry: crate::llm::RetryPolicy::new(
@@ -145,6 +147,13 @@ pub fn build_config(
         !args.no_file_search,
         args.file_search_mode,
     )));
+    if args
+        .skill
+        .iter()
+        .any(|path| path.to_string_lossy().trim().is_empty())
+    {
+        return Err("--skill requires a non-empty path".into());
+    }
     let skills = crate::skills::Settings {
         paths: args.skill.clone(),
         no_discovery: args.no_skills,
@@ -239,6 +248,9 @@ pub fn build_config(
         Vec::new()
     };
     available.extend(config.extensions.iter().flat_map(|e| e.tools()));
+    if let Some(allow) = &mut config.tools.allow {
+        warnings.extend(tool_names::keep_offered(allow, &available));
+    }
     crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
     // Last: the session file is created here, and a usage error must leave nothing behind.
     config.session = match session_setup(args, env, &config) {

@@ -4,12 +4,18 @@
 //!
 //! Where skills come from, first found wins a name:
 //! 1. `--skill PATH` (repeatable): a directory of skills, one skill's directory, or its file.
-//!    Loaded even with `--no-skills`; a missing path is a warning, not an abort.
+//!    A leading `~` is the home directory, a relative path is under `--cwd`. Loaded even with
+//!    `--no-skills`; a missing path is a warning, not an abort.
 //! 2. Unless `--no-skills`: `.pi/skills/` and `.agents/skills/` in `--cwd` and each parent up to
 //!    the git root (nearest first), then `~/.pi/agent/skills/` and `~/.agents/skills/`.
 //!
 //! A skill whose frontmatter is missing or has no `description` is not offered; the
 //! `skills_status` line lists it under `problems` with the reason.
+//!
+//! The line's `status` is agentic-pi's: `configured` when a `--skill` path was found,
+//! else `disabled` with `--no-skills`, else `default`. A `default` run that found nothing
+//! (no skill, no problem) prints no line at all, as agentic-pi does, so that the stream of a
+//! run in a clean environment is the same with or without skills support.
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +39,7 @@ pub struct Skill {
 /// Where to look, from the command line.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
-    /// `--skill` paths, as given (relative to `--cwd`).
+    /// `--skill` paths, as given (`~` is [`Settings::home`], relative is under `--cwd`).
     pub paths: Vec<PathBuf>,
     /// `--no-skills`.
     pub no_discovery: bool,
@@ -52,18 +58,13 @@ impl Skills {
     pub fn discover(settings: &Settings, cwd: &Path) -> Skills {
         let mut found = Found::default();
         let mut mapped = Vec::new();
-        for path in &settings.paths {
-            let path = if path.is_absolute() {
-                path.clone()
-            } else {
-                cwd.join(path)
-            };
+        for given in &settings.paths {
+            let path = resolve(given, settings.home.as_deref(), cwd);
             if !path.exists() {
                 found.warnings.push(format!(
-                    "--skill {}: no such file or directory; skipped",
-                    path.display()
+                    "skills: skill path not found, ignoring: {}",
+                    given.display()
                 ));
-                found.problem(&path, "no such file or directory");
                 continue;
             }
             mapped.push(path.display().to_string());
@@ -79,7 +80,7 @@ impl Skills {
                 found.load_dir(&home.join(".agents/skills"));
             }
         }
-        let state = match (settings.paths.is_empty(), settings.no_discovery) {
+        let state = match (mapped.is_empty(), settings.no_discovery) {
             (false, _) => SkillsState::Configured,
             (true, true) => SkillsState::Disabled,
             (true, false) => SkillsState::Default,
@@ -137,13 +138,33 @@ impl Skills {
 
 impl Extension for Skills {
     fn status(&self) -> Vec<StatusLine> {
-        let mut lines = vec![StatusLine::Skills(self.status.clone())];
+        let quiet = self.status.status == SkillsState::Default
+            && self.status.discovered == 0
+            && self.status.problems.is_empty();
+        let mut lines = Vec::new();
+        if !quiet {
+            lines.push(StatusLine::Skills(self.status.clone()));
+        }
         lines.extend(self.warnings.iter().cloned().map(StatusLine::Warning));
         lines
     }
 
     fn system_prompt(&self) -> Option<String> {
         self.prompt_section()
+    }
+}
+
+/// `~` and `~/...` under `home` (when known), then a relative path under `cwd`.
+fn resolve(given: &Path, home: Option<&Path>, cwd: &Path) -> PathBuf {
+    let expanded = match (given.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) if rest.as_os_str().is_empty() => home.to_path_buf(),
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => given.to_path_buf(),
+    };
+    if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
     }
 }
 

@@ -2,7 +2,8 @@
 //! http(s) only; 15 s for the whole request; at most 3 redirects, each target checked again
 //! (scheme and address), and the address the answer came from checked last; a text-like content type (`text/*`, `application/xhtml+xml`,
 //! `application/xml`, `application/json`); at most 1 MiB read, streamed and abandoned past
-//! it. HTML becomes markdown; the text handed to the model is capped at 200 KiB.
+//! it. HTML becomes markdown or plain text, as asked; the text handed to the model is capped
+//! at 200 KiB.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use super::guard::{GuardedResolver, MARKER, Policy};
-use super::html;
+use super::{FetchFormat, html};
 use crate::llm::error_chain;
 
 pub const TIMEOUT: Duration = Duration::from_secs(15);
@@ -78,7 +79,7 @@ impl Fetcher {
         Ok(Fetcher { client, policy })
     }
 
-    pub async fn fetch(&self, raw: &str) -> Result<Fetched, FetchError> {
+    pub async fn fetch(&self, raw: &str, format: FetchFormat) -> Result<Fetched, FetchError> {
         let url = reqwest::Url::parse(raw.trim())
             .map_err(|err| FetchError::Failed(format!("not a URL ({err}): {raw}")))?;
         self.policy.check_url(&url).map_err(classify_text)?;
@@ -163,8 +164,11 @@ impl Fetcher {
         let text = String::from_utf8_lossy(&body);
         let (title, text) = match kind {
             Kind::Html => {
-                let page = html::to_markdown(&text);
-                (page.title, page.markdown)
+                let page = match format {
+                    FetchFormat::Markdown => html::to_markdown(&text),
+                    FetchFormat::Text => html::to_text(&text),
+                };
+                (page.title, page.text)
             }
             Kind::Json => (
                 None,

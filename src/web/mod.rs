@@ -1,8 +1,9 @@
 //! Web research tools, `web_search` and `web_fetch`, as agentic-pi offers them.
 //!
 //! A provider is chosen by `--web-search-provider` (or `WEB_SEARCH_PROVIDER`), else by the
-//! first API key the environment has: Tavily, then Exa, then Brave. Without one, or with
-//! `--no-web-search`, there are no web tools and the `web-search` status line says why.
+//! first API key the environment has: Tavily, then Exa, then Brave ([`selection`]). Without
+//! one, or with `--no-web-search`, there are no web tools and the `web-search` status line
+//! says why.
 //! Provider APIs are reached directly (`TAVILY_BASE_URL`, `EXA_BASE_URL`,
 //! `BRAVE_SEARCH_BASE_URL` re-point them); pages fetched locally go through the SSRF guard
 //! ([`guard`]) and the rails of [`fetch`].
@@ -24,10 +25,17 @@ mod fetch;
 mod guard;
 mod html;
 mod providers;
+mod selection;
 mod tools;
 
 pub use guard::Policy;
 pub use providers::Account;
+use selection::Selection;
+
+/// The tools' names.
+pub const SEARCH_TOOL: &str = "web_search";
+pub const FETCH_TOOL: &str = "web_fetch";
+pub const TOOL_NAMES: [&str; 2] = [SEARCH_TOOL, FETCH_TOOL];
 
 /// The default cap on web_search + web_fetch calls in one run.
 pub const DEFAULT_MAX_CALLS: u32 = 30;
@@ -45,6 +53,8 @@ pub enum Provider {
 impl Provider {
     /// In the order auto-detection tries them.
     pub const ALL: [Provider; 3] = [Provider::Tavily, Provider::Exa, Provider::Brave];
+    /// In the order error messages list them (agentic-pi's).
+    pub const NAMED: [Provider; 3] = [Provider::Tavily, Provider::Brave, Provider::Exa];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -63,10 +73,34 @@ impl Provider {
         }
     }
 
+    /// The provider of exactly this name (`TAVILY` is not one).
     fn from_name(name: &str) -> Option<Provider> {
-        Provider::ALL
+        Provider::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// How web_fetch renders an HTML page it fetched itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FetchFormat {
+    /// Headings, links, lists and code blocks kept (the default).
+    #[default]
+    Markdown,
+    /// agentic-pi's plain text: the words, a line per block element.
+    Text,
+}
+
+impl FetchFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            FetchFormat::Markdown => "markdown",
+            FetchFormat::Text => "text",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<FetchFormat> {
+        [FetchFormat::Markdown, FetchFormat::Text]
             .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+            .find(|f| f.name() == name)
     }
 }
 
@@ -74,9 +108,12 @@ impl Provider {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub enabled: bool,
-    /// `--web-search-provider`, as given.
+    /// `--web-search-provider`, as given on the command line (`None` leaves the choice to
+    /// `WEB_SEARCH_PROVIDER`, then to the keys set).
     pub provider: Option<String>,
     pub max_calls: u32,
+    /// `--web-fetch-format`: what web_fetch returns unless the call asks otherwise.
+    pub fetch_format: FetchFormat,
     pub allow_hosts: Vec<String>,
     pub allow_private: bool,
     pub retry: RetryPolicy,
@@ -90,69 +127,45 @@ pub struct WebSearch {
 }
 
 impl WebSearch {
-    /// The extension, and warnings for stderr (a named provider that cannot be used).
+    /// The extension, and warnings for stderr (a named provider that cannot be used, a
+    /// choice among several keys). A provider name that is not one is an error.
     pub fn configure(
         settings: &Settings,
         env: &dyn Env,
         secrets: &Secrets,
     ) -> Result<(WebSearch, Vec<String>), String> {
         let mut warnings = Vec::new();
-        let skipped = |reason: &str, message: String| WebSearch {
+        let skipped = |reason: &str, message: Option<String>, extra| WebSearch {
             status: ExtensionStatus {
                 extension: "web-search".into(),
                 status: ExtensionState::Skipped,
                 reason: Some(reason.to_string()),
-                message: Some(message),
-                extra: serde_json::Map::new(),
+                message,
+                extra,
             },
             tools: Vec::new(),
             web: None,
         };
-        if !settings.enabled {
-            return Ok((
-                skipped("disabled-by-flag", "--no-web-search".into()),
-                warnings,
-            ));
-        }
-        let named = settings
-            .provider
-            .as_deref()
-            .filter(|p| !p.trim().is_empty());
-        let chosen = match named.map(|name| (name, Provider::from_name(name))) {
-            Some((_, Some(provider))) => match env.get(provider.key_var()) {
-                Some(key) => Some((provider, key)),
-                None => {
-                    let message = format!(
-                        "--web-search-provider {} needs {}",
-                        provider.name(),
-                        provider.key_var()
-                    );
-                    warnings.push(format!("{message}; no web tools"));
-                    return Ok((skipped("no-credentials", message), warnings));
+        let selection = selection::select(settings.enabled, settings.provider.as_deref(), env)?;
+        warnings.extend(selection.warning());
+        let (provider, key, advisory) = match selection {
+            Selection::Configured {
+                provider,
+                key,
+                message,
+            } => (provider, key, message),
+            Selection::Skipped {
+                reason,
+                message,
+                provider,
+            } => {
+                let mut extra = serde_json::Map::new();
+                if let Some(provider) = provider {
+                    extra.insert("provider".into(), json!(provider.name()));
                 }
-            },
-            Some((name, None)) => {
-                warnings.push(format!(
-                    "--web-search-provider {name}: unknown; expected tavily, exa or brave (choosing by the keys set)"
-                ));
-                None
+                extra.insert("toolCount".into(), json!(0));
+                return Ok((skipped(reason, message, extra), warnings));
             }
-            None => None,
-        };
-        let chosen = chosen.or_else(|| {
-            Provider::ALL
-                .into_iter()
-                .find_map(|p| env.get(p.key_var()).map(|key| (p, key)))
-        });
-        let Some((provider, key)) = chosen else {
-            let vars: Vec<_> = Provider::ALL.iter().map(|p| p.key_var()).collect();
-            return Ok((
-                skipped(
-                    "no-credentials",
-                    format!("none of {} is set", vars.join(", ")),
-                ),
-                warnings,
-            ));
         };
         secrets.add(key.clone());
         let base_url = match env.get(provider.base_url_var()) {
@@ -183,7 +196,10 @@ impl WebSearch {
             Ok(parts) => parts,
             Err(err) => {
                 warnings.push(format!("web tools unavailable: {err}"));
-                return Ok((skipped("unavailable", err), warnings));
+                let mut extra = serde_json::Map::new();
+                extra.insert("provider".into(), json!(provider.name()));
+                extra.insert("toolCount".into(), json!(0));
+                return Ok((skipped("unavailable", Some(err), extra), warnings));
             }
         };
         let web = Arc::new(tools::Web {
@@ -191,6 +207,7 @@ impl WebSearch {
             client,
             fetcher,
             retry: settings.retry.clone(),
+            fetch_format: settings.fetch_format,
             max_calls: settings.max_calls,
             calls: AtomicU32::new(0),
             blocked: AtomicU32::new(0),
@@ -203,7 +220,7 @@ impl WebSearch {
             extension: "web-search".into(),
             status: ExtensionState::Configured,
             reason: None,
-            message: None,
+            message: advisory,
             extra,
         };
         let tools: Vec<Arc<dyn Tool>> = vec![

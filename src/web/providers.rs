@@ -1,6 +1,9 @@
 //! The search APIs: Tavily (`POST /search`, `POST /extract`), Exa (`POST /search`,
 //! `POST /contents`) and Brave (`GET /res/v1/web/search`; no extract endpoint, so its pages
-//! are fetched locally). Results are normalized to title, URL, text and published date.
+//! are fetched locally). Results are normalized to title, URL, snippet, full page text where
+//! the provider sent it, score and published date; Tavily's `answer` is kept. Domain filters
+//! are sent to the provider and also applied to what comes back, by host, subdomains
+//! included, so that every provider honours them alike.
 //!
 //! Transient failures (transport errors, 408, 429, 5xx) are retried with the run's retry
 //! policy, `Retry-After` included; what is left is an error carrying the HTTP status, whether
@@ -61,8 +64,21 @@ pub struct SearchRequest {
 pub struct Hit {
     pub title: String,
     pub url: String,
-    pub text: String,
+    /// The provider's short excerpt (Tavily's `content`, Exa's highlights, Brave's
+    /// description).
+    pub snippet: String,
+    /// The page's text, where the provider sent it (Tavily's `raw_content`, Exa's `text`).
+    pub content: Option<String>,
+    pub score: Option<f64>,
     pub published: Option<String>,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Found {
+    /// The provider's own summary answer (Tavily).
+    pub answer: Option<String>,
+    pub hits: Vec<Hit>,
 }
 
 /// A page as a provider extracted it.
@@ -97,7 +113,7 @@ pub async fn search(
     account: &Account,
     request: &SearchRequest,
     retry: &RetryPolicy,
-) -> Result<Vec<Hit>, ProviderError> {
+) -> Result<Found, ProviderError> {
     let max = request.max_results.clamp(1, MAX_RESULTS);
     let base = account.base_url.trim_end_matches('/');
     let body = match account.provider {
@@ -106,6 +122,7 @@ pub async fn search(
                 "query": request.query,
                 "max_results": max,
                 "search_depth": request.search_depth.as_deref().unwrap_or("basic"),
+                "include_answer": true,
                 "include_raw_content": request.include_content,
             });
             if !request.include_domains.is_empty() {
@@ -170,8 +187,42 @@ pub async fn search(
         }
     };
     let mut hits = parse_hits(account.provider, &answer);
+    hits.retain(|hit| {
+        (request.include_domains.is_empty()
+            || request
+                .include_domains
+                .iter()
+                .any(|d| host_matches(&hit.url, d)))
+            && !request
+                .exclude_domains
+                .iter()
+                .any(|d| host_matches(&hit.url, d))
+    });
     hits.truncate(max);
-    Ok(hits)
+    Ok(Found {
+        answer: answer["answer"]
+            .as_str()
+            .filter(|a| !a.trim().is_empty())
+            .map(str::to_string),
+        hits,
+    })
+}
+
+/// Whether `url`'s host is `domain` or below it (`docs.foo.com` is under `foo.com`); a URL
+/// without a host matches nothing.
+fn host_matches(url: &str, domain: &str) -> bool {
+    let domain = domain.trim().trim_end_matches('.').to_ascii_lowercase();
+    let Some(host) = reqwest::Url::parse(url).ok().and_then(|u| {
+        u.host_str()
+            .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+    }) else {
+        return false;
+    };
+    !domain.is_empty()
+        && (host == domain
+            || host
+                .strip_suffix(&domain)
+                .is_some_and(|rest| rest.ends_with('.')))
 }
 
 /// The page at `url` through the provider's extract endpoint; `None` where there is none.
@@ -281,32 +332,33 @@ fn parse_hits(provider: Provider, answer: &Value) -> Vec<Hit> {
             Provider::Tavily => Hit {
                 title: text(&r["title"]),
                 url: text(&r["url"]),
-                text: r["raw_content"]
-                    .as_str()
-                    .filter(|c| !c.is_empty())
-                    .map_or_else(|| text(&r["content"]), str::to_string),
+                snippet: text(&r["content"]),
+                content: full_text(&r["raw_content"]),
+                score: r["score"].as_f64(),
                 published: r["published_date"].as_str().map(str::to_string),
             },
             Provider::Exa => Hit {
                 title: text(&r["title"]),
                 url: text(&r["url"]),
-                text: r["text"].as_str().map(str::to_string).unwrap_or_else(|| {
-                    r["highlights"]
-                        .as_array()
-                        .map(|h| {
-                            h.iter()
-                                .filter_map(Value::as_str)
-                                .collect::<Vec<_>>()
-                                .join(" … ")
-                        })
-                        .unwrap_or_default()
-                }),
+                snippet: r["highlights"]
+                    .as_array()
+                    .map(|h| {
+                        h.iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(" … ")
+                    })
+                    .unwrap_or_default(),
+                content: full_text(&r["text"]),
+                score: r["score"].as_f64(),
                 published: r["publishedDate"].as_str().map(str::to_string),
             },
             Provider::Brave => Hit {
                 title: text(&r["title"]),
                 url: text(&r["url"]),
-                text: text(&r["description"]),
+                snippet: text(&r["description"]),
+                content: None,
+                score: None,
                 published: r["page_age"]
                     .as_str()
                     .or_else(|| r["age"].as_str())
@@ -315,6 +367,14 @@ fn parse_hits(provider: Provider, answer: &Value) -> Vec<Hit> {
         })
         .filter(|hit| !hit.url.is_empty())
         .collect()
+}
+
+/// A page text field, when it has any text.
+fn full_text(value: &Value) -> Option<String> {
+    value
+        .as_str()
+        .filter(|t| !t.trim().is_empty())
+        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ fn the_status_says_why_there_are_no_web_tools() {
         enabled: true,
         provider: None,
         max_calls: 30,
+        fetch_format: FetchFormat::Markdown,
         allow_hosts: Vec::new(),
         allow_private: false,
         retry: RetryPolicy::new(0, Duration::from_millis(1)),

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::FetchFormat;
 use super::fetch::{FetchError, Fetcher, cap_text};
 use super::providers::{self, Account, MAX_RESULTS, ProviderError, SearchRequest};
 use crate::events::ToolResult;
@@ -22,6 +23,8 @@ pub struct Web {
     pub client: reqwest::Client,
     pub fetcher: Fetcher,
     pub retry: RetryPolicy,
+    /// What web_fetch returns when a call does not say.
+    pub fetch_format: FetchFormat,
     pub max_calls: u32,
     pub calls: AtomicU32,
     /// Fetches the SSRF guard refused.
@@ -71,10 +74,10 @@ pub struct WebSearchArgs {
     query: Text,
     /// How many results (1-10, default 5)
     max_results: Option<Count>,
-    /// Only results from these domains, e.g. ["docs.rs"]
+    /// Only results whose host is one of these domains or below one, e.g. ["docs.rs"]
     #[serde(default)]
     include_domains: OptList,
-    /// No results from these domains
+    /// No results whose host is one of these domains or below one
     #[serde(default)]
     exclude_domains: OptList,
     /// basic (default) or advanced (slower, more thorough)
@@ -89,9 +92,10 @@ impl TypedTool for WebSearchTool {
 
     fn spec(&self) -> &ToolSpec {
         &ToolSpec {
-            name: "web_search",
+            name: super::SEARCH_TOOL,
             description: "Search the web. Returns up to 10 results, each with title, URL, published date when known, \
-                          and a snippet (or page text with include_content). Use web_fetch to read a result in full.",
+                          a snippet, and the page text too with include_content (Tavily, Exa); Tavily adds a summary \
+                          answer. Use web_fetch to read a result in full.",
             snippet: Some("Search the web"),
             read_only: true,
         }
@@ -123,37 +127,50 @@ impl TypedTool for WebSearchTool {
             include_content: args.include_content.is_some_and(|f| f.0),
         };
         let web = &self.0;
-        let hits = providers::search(&web.client, &web.account, &request, &web.retry)
+        let found = providers::search(&web.client, &web.account, &request, &web.retry)
             .await
             .map_err(provider_error)?;
-        if hits.is_empty() {
-            return Ok(text_result(
-                format!("No results for \"{}\".", request.query),
-                Some(json!({"provider": web.account.provider.name(), "results": []})),
-            ));
+        let results: Vec<_> = found
+            .hits
+            .iter()
+            .map(|h| {
+                json!({"title": h.title, "url": h.url, "snippet": h.snippet, "score": h.score,
+                       "publishedDate": h.published, "hasContent": h.content.is_some()})
+            })
+            .collect();
+        let mut details = json!({"provider": web.account.provider.name(), "results": results});
+        if let Some(answer) = &found.answer {
+            details["answer"] = json!(answer);
         }
         let mut text = String::new();
-        for (i, hit) in hits.iter().enumerate() {
+        if let Some(answer) = &found.answer {
+            text.push_str(&format!("Answer: {}\n\n", answer.trim()));
+        }
+        if found.hits.is_empty() {
+            text.push_str(&format!("No results for \"{}\".", request.query));
+        }
+        for (i, hit) in found.hits.iter().enumerate() {
             text.push_str(&format!("{}. {}\n   {}\n", i + 1, hit.title, hit.url));
             if let Some(date) = &hit.published {
                 text.push_str(&format!("   Published: {date}\n"));
             }
-            let (body, _) = cap_text(hit.text.trim());
-            if !body.is_empty() {
-                for line in body.lines() {
-                    text.push_str(&format!("   {line}\n"));
-                }
+            indent(&mut text, hit.snippet.trim());
+            if let Some(content) = hit.content.as_deref().map(str::trim)
+                && content != hit.snippet.trim()
+            {
+                text.push_str("   Content:\n");
+                indent(&mut text, cap_text(content).0);
             }
             text.push('\n');
         }
-        let results: Vec<_> = hits
-            .iter()
-            .map(|h| json!({"title": h.title, "url": h.url, "publishedDate": h.published}))
-            .collect();
-        Ok(text_result(
-            text.trim_end(),
-            Some(json!({"provider": web.account.provider.name(), "results": results})),
-        ))
+        Ok(text_result(text.trim_end(), Some(details)))
+    }
+}
+
+/// `text`'s lines, each indented under its result.
+fn indent(out: &mut String, text: &str) {
+    for line in text.lines() {
+        out.push_str(&format!("   {line}\n"));
     }
 }
 
@@ -163,6 +180,10 @@ pub struct WebFetchTool(pub Arc<Web>);
 pub struct WebFetchArgs {
     /// The http(s) URL to read
     url: Text,
+    /// markdown (headings, links, lists and code kept) or text (plain text); default: the
+    /// run's --web-fetch-format
+    #[serde(default)]
+    format: OptText,
 }
 
 impl TypedTool for WebFetchTool {
@@ -170,9 +191,9 @@ impl TypedTool for WebFetchTool {
 
     fn spec(&self) -> &ToolSpec {
         &ToolSpec {
-            name: "web_fetch",
+            name: super::FETCH_TOOL,
             description: "Read a web page as text: HTML becomes markdown (scripts and styles removed; headings, links, \
-                          lists and code kept), JSON is pretty-printed. http(s) only; pages over 1 MiB, binary content \
+                          lists and code kept) or, with format text, plain text; JSON is pretty-printed. http(s) only; pages over 1 MiB, binary content \
                           and internal network addresses are refused; the text is cut at 200 KiB.",
             snippet: Some("Read a web page as markdown"),
             read_only: true,
@@ -185,6 +206,12 @@ impl TypedTool for WebFetchTool {
         if url.is_empty() {
             return Err(ToolError::new("url: must not be empty"));
         }
+        let format = match args.format.0.as_deref().map(str::trim) {
+            None | Some("") => web.fetch_format,
+            Some(name) => FetchFormat::from_name(name).ok_or_else(|| {
+                ToolError::new(format!("format: expected markdown or text, got \"{name}\""))
+            })?,
+        };
         web.spend()?;
         // The provider's extractor first, where there is one; then our own fetch.
         let extracted = providers::extract(&web.client, &web.account, &url, &web.retry).await;
@@ -193,20 +220,23 @@ impl TypedTool for WebFetchTool {
                 &url,
                 page.title.as_deref(),
                 &page.text,
+                format,
                 json!({"url": url, "via": web.account.provider.name()}),
             ));
         }
-        match web.fetcher.fetch(&url).await {
+        match web.fetcher.fetch(&url, format).await {
             Ok(fetched) => Ok(page_result(
                 &fetched.final_url,
                 fetched.title.as_deref(),
                 &fetched.text,
+                format,
                 json!({
                     "url": url,
                     "finalUrl": fetched.final_url,
                     "contentType": fetched.content_type,
                     "bytes": fetched.bytes,
                     "via": "local",
+                    "format": format.name(),
                 }),
             )),
             Err(FetchError::Blocked(rule)) => {
@@ -226,12 +256,16 @@ fn page_result(
     url: &str,
     title: Option<&str>,
     text: &str,
+    format: FetchFormat,
     mut details: serde_json::Value,
 ) -> ToolResult {
     let (body, cut) = cap_text(text.trim());
     let mut out = String::new();
     if let Some(title) = title.filter(|t| !t.trim().is_empty()) {
-        out.push_str(&format!("# {}\n\n", title.trim()));
+        match format {
+            FetchFormat::Markdown => out.push_str(&format!("# {}\n\n", title.trim())),
+            FetchFormat::Text => out.push_str(&format!("Title: {}\n", title.trim())),
+        }
     }
     out.push_str(&format!("Source: {url}\n\n{body}"));
     if cut {

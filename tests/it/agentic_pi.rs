@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::support::mock_llm::*;
 use crate::support::{Run, run_worker, worker_command};
 
-/// The lines after the header, in agentic-pi's order.
+/// The lines after the header, in agentic-pi's order (`skills_status` only when skills were
+/// asked for or found).
 const STATUS_LINES: [&str; 5] = [
     "sandbox_status",
     "extension_status",
@@ -21,7 +22,17 @@ const STATUS_LINES: [&str; 5] = [
 
 fn complete(run: &Run) {
     assert_eq!(run.last()["type"], "usage_snapshot", "{}", run.stdout);
-    assert_eq!(run.types()[1..6], STATUS_LINES, "{}", run.stdout);
+    let lines = if run.types().iter().any(|t| t == "skills_status") {
+        5
+    } else {
+        4
+    };
+    assert_eq!(
+        run.types()[1..=lines],
+        STATUS_LINES[..lines],
+        "{}",
+        run.stdout
+    );
     let extensions: Vec<&str> = run
         .all("extension_status")
         .iter()
@@ -85,6 +96,11 @@ fn every_lastlight_command_line_runs_to_a_complete_stream() {
         );
         assert_eq!(run.code, 0, "{shape:?}: {}", run.stderr);
         complete(&run);
+        assert_eq!(
+            run.types().iter().any(|t| t == "skills_status"),
+            shape.contains(&"--skill") || shape.contains(&"--no-skills"),
+            "{shape:?}"
+        );
         if shape.contains(&"--skill") {
             let status = run.first("skills_status");
             assert_eq!(status["status"], "configured", "{shape:?}");

@@ -18,7 +18,7 @@ async fn a_server_that_never_answers_costs_the_timeout_not_more() {
     let fetcher = Fetcher::with_timeout(policy, Duration::from_millis(300)).unwrap();
     let started = std::time::Instant::now();
     let err = fetcher
-        .fetch(&format!("http://{address}/slow"))
+        .fetch(&format!("http://{address}/slow"), FetchFormat::Markdown)
         .await
         .unwrap_err();
     assert!(
