@@ -52,6 +52,7 @@ impl Session {
         let price = self
             .config
             .price
+            .clone()
             .or_else(|| self.config.prices.lookup(provider, model));
         let retry = RetryPolicy::new(
             self.config.limits.max_retries,
@@ -192,7 +193,7 @@ impl Session {
                 provider,
                 model,
                 dialect: self.config.model.dialect(),
-                price,
+                price: price.clone(),
                 request_id: self.request_ids.turn(turn_index),
             };
             let requested_at = SystemTime::now();

@@ -126,7 +126,7 @@ impl<'e> StreamingMessage<'e> {
         message.stop_reason = assembled.stop_reason;
         message.error_message = assembled.error_message;
         message.usage = assembled.usage;
-        if let Some(price) = self.price {
+        if let Some(price) = &self.price {
             message.usage.cost = price.cost(&message.usage);
         }
         message.response_id = assembled.response_id;

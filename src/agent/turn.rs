@@ -270,7 +270,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
     let mut assembler = Assembler::new();
     let mut streaming =
         StreamingMessage::new(ctx.emitter, &empty_message(ctx, StopReason::Pending, None))
-            .priced(ctx.price);
+            .priced(ctx.price.clone());
     let ended = loop {
         // Idle means no bytes at all for `idle_timeout`, counted from the last ones.
         let wait = ctx.idle_timeout.saturating_sub(liveness.quiet_for());

@@ -68,7 +68,7 @@ pub fn build_config(
     config.secrets = secrets.clone();
     // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first.
     config.session_id = session_id(args, env, &config.cwd)?;
-    config.price = args.price;
+    config.price = args.price.clone();
     if let Some(path) = &args.output_schema {
         let shown = path.display();
         let text = read_text(path, InputKind::OutputSchema)

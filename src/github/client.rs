@@ -42,6 +42,8 @@ pub struct ApiError {
     pub message: String,
     pub status: Option<u16>,
     pub transient: bool,
+    /// The `code` of each entry of GitHub's `errors` list (`already_exists`, `missing_field`).
+    pub codes: Vec<String>,
 }
 
 impl ApiError {
@@ -50,7 +52,13 @@ impl ApiError {
             message: message.into(),
             status: None,
             transient: false,
+            codes: Vec::new(),
         }
+    }
+
+    /// A 422 saying the thing to create is already there (a label, a branch).
+    pub fn already_exists(&self) -> bool {
+        self.status == Some(422) && self.codes.iter().any(|code| code == "already_exists")
     }
 
     pub fn payload(&self) -> Value {
@@ -112,7 +120,7 @@ impl GitHub {
         secrets: Secrets,
     ) -> Self {
         if let Credentials::Token(token) = &credentials {
-            secrets.add(token.clone());
+            remember(&secrets, token);
         }
         GitHub {
             api_base: api_base.trim_end_matches('/').to_string(),
@@ -171,7 +179,7 @@ impl GitHub {
                     key,
                 } => self.mint(*app_id, *installation_id, key).await?,
             };
-            self.secrets.add(token.value.clone());
+            remember(&self.secrets, &token.value);
             let client = self.build(Some(&token.value))?;
             *state = Some((token, client));
         }
@@ -315,6 +323,20 @@ impl GitHub {
             ))
         })
     }
+
+    /// A GraphQL call (`POST /graphql` at the API base): GitHub's whole answer, `data` and
+    /// `errors` both, since GraphQL reports failures with a 200.
+    pub async fn graphql(&self, query: &str, variables: Value) -> Result<Value, ApiError> {
+        let body = json!({"query": query, "variables": variables});
+        self.json(Method::Post, "/graphql", Some(&body)).await
+    }
+}
+
+/// Redacts a token in every form it is written in: as is, and as the git credential store
+/// holds it.
+fn remember(secrets: &Secrets, token: &str) {
+    secrets.add(token);
+    secrets.add(super::git::stored_token(token));
 }
 
 async fn send_once(
@@ -352,6 +374,7 @@ fn transport(err: octocrab::Error) -> ApiError {
         ),
         status: None,
         transient: true,
+        codes: Vec::new(),
     }
 }
 
@@ -362,7 +385,12 @@ fn status_error(status: u16, body: &str, headers: &HeaderMap) -> ApiError {
         .as_ref()
         .and_then(|v| v["message"].as_str().map(str::to_string))
         .unwrap_or_else(|| crate::llm::excerpt(body, 300));
+    let mut codes = Vec::new();
     if let Some(errors) = parsed.as_ref().and_then(|v| v["errors"].as_array()) {
+        codes = errors
+            .iter()
+            .filter_map(|e| e["code"].as_str().map(str::to_string))
+            .collect();
         let details: Vec<String> = errors
             .iter()
             .map(|e| match e.as_str() {
@@ -390,6 +418,7 @@ fn status_error(status: u16, body: &str, headers: &HeaderMap) -> ApiError {
         message,
         status: Some(status),
         transient: matches!(status, 408 | 429 | 500 | 502 | 503 | 504) || rate_limited,
+        codes,
     }
 }
 

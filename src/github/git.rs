@@ -2,7 +2,10 @@
 //!
 //! The token never appears on a command line or in a URL: git reads it from a credential-store
 //! file (directory 0700, file 0600, replaced atomically so git never sees half a file), named
-//! by `credential.helper` in the clone's config. Clones run without a terminal prompt and with
+//! by `credential.helper` in the clone's config. The store holds URLs, which git
+//! percent-decodes, so the token is written percent-encoded: any token works (GitHub's are
+//! `[A-Za-z0-9_]`, but an installation token or a proxy's may carry `/`, `+`, `=` or `@`),
+//! and no byte of it can end the line or the URL's userinfo. Clones run without a terminal prompt and with
 //! a timeout, so a wrong URL or a missing credential fails instead of hanging.
 
 use std::io::Write;
@@ -10,6 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::config::Env;
 
@@ -52,14 +57,24 @@ pub fn server_url(env: &dyn Env, api_base: &str) -> String {
     }
 }
 
-/// Writes `https://x-access-token:<token>@<host>` to the credential store, atomically.
+/// Bytes a token keeps as-is in the credential store: RFC 3986's unreserved characters.
+const URL_RESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The token as the credential store holds it (percent-encoded); register it with the
+/// redactor alongside the token, since a command may print the file.
+pub fn stored_token(token: &str) -> String {
+    utf8_percent_encode(token, URL_RESERVED).to_string()
+}
+
+/// Writes `https://x-access-token:<token, percent-encoded>@<host>` to the credential store,
+/// atomically.
 pub fn write_credentials(path: &Path, server_url: &str, token: &str) -> Result<(), String> {
-    if token.is_empty()
-        || !token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        return Err("refusing to write a token with characters outside [A-Za-z0-9_-] to the git credentials file".into());
+    if token.is_empty() {
+        return Err("refusing to write an empty token to the git credentials file".into());
     }
     if path.to_string_lossy().chars().any(char::is_whitespace) {
         return Err(format!(
@@ -90,7 +105,7 @@ pub fn write_credentials(path: &Path, server_url: &str, token: &str) -> Result<(
         .permissions(std::fs::Permissions::from_mode(0o600))
         .tempfile_in(dir)
         .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
-    writeln!(tmp, "https://x-access-token:{token}@{host}")
+    writeln!(tmp, "https://x-access-token:{}@{host}", stored_token(token))
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
     tmp.persist(path)

@@ -1,10 +1,14 @@
 //! What a model request cost, from a price table shipped as data (`prices/models.json`:
-//! list prices per million tokens, with their source and date) and the caller's own prices.
+//! list prices per million tokens, generated from Pi's model registry by
+//! `scripts/prices-from-pi.sh`, so every model agentic-pi prices is priced the same) and the
+//! caller's own prices.
 //!
-//! Entries are keyed `provider/model`. A dated snapshot (`claude-sonnet-4-5-20250929`) or a
-//! `-latest` alias uses its family's entry; any other unknown model, and every `dynamo/…`
-//! model (self-hosted: no list price), costs 0 unless `--prices-file` or `--price` says
-//! otherwise.
+//! Entries are keyed `provider/model`. A model without an entry of its own that is a dated
+//! snapshot (`…-20250929`) or a `-latest` alias uses its family's entry; any other unknown
+//! model, and every `dynamo/…` model (self-hosted: no list price), costs 0 unless
+//! `--prices-file` or `--price` says otherwise. Long-context pricing is Pi's: the highest tier
+//! whose `inputTokensAbove` the request's input (cache reads and writes included) exceeds
+//! replaces the base prices for the whole request.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,9 +20,25 @@ use crate::events::{Cost, Usage};
 const BUNDLED: &str = include_str!("../../prices/models.json");
 
 /// US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    #[serde(default)]
+    pub cache_read: f64,
+    #[serde(default)]
+    pub cache_write: f64,
+    /// Prices for long requests, replacing these above a size.
+    #[serde(default)]
+    pub tiers: Vec<Tier>,
+}
+
+/// The prices of a request whose input exceeds `input_tokens_above`.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Tier {
+    pub input_tokens_above: u64,
     pub input: f64,
     pub output: f64,
     #[serde(default)]
@@ -29,11 +49,21 @@ pub struct Price {
 
 impl Price {
     pub fn cost(&self, usage: &Usage) -> Cost {
+        let size = usage.input + usage.cache_read + usage.cache_write;
+        let rates = self
+            .tiers
+            .iter()
+            .filter(|tier| size > tier.input_tokens_above)
+            .max_by_key(|tier| tier.input_tokens_above)
+            .map_or(
+                [self.input, self.output, self.cache_read, self.cache_write],
+                |tier| [tier.input, tier.output, tier.cache_read, tier.cache_write],
+            );
         let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
-        let input = per(usage.input, self.input);
-        let output = per(usage.output, self.output);
-        let cache_read = per(usage.cache_read, self.cache_read);
-        let cache_write = per(usage.cache_write, self.cache_write);
+        let input = per(usage.input, rates[0]);
+        let output = per(usage.output, rates[1]);
+        let cache_read = per(usage.cache_read, rates[2]);
+        let cache_write = per(usage.cache_write, rates[3]);
         Cost {
             input,
             output,
@@ -107,12 +137,20 @@ impl PriceTable {
             .map_err(|err| err.to_string())?;
         let file: PriceFile = serde_json::from_str(&text).map_err(|err| err.to_string())?;
         for (model, price) in &file.models {
-            let fields = [
-                ("input", price.input),
-                ("output", price.output),
-                ("cacheRead", price.cache_read),
-                ("cacheWrite", price.cache_write),
+            let mut fields = vec![
+                ("input".to_string(), price.input),
+                ("output".to_string(), price.output),
+                ("cacheRead".to_string(), price.cache_read),
+                ("cacheWrite".to_string(), price.cache_write),
             ];
+            for (i, tier) in price.tiers.iter().enumerate() {
+                fields.extend([
+                    (format!("tiers[{i}].input"), tier.input),
+                    (format!("tiers[{i}].output"), tier.output),
+                    (format!("tiers[{i}].cacheRead"), tier.cache_read),
+                    (format!("tiers[{i}].cacheWrite"), tier.cache_write),
+                ]);
+            }
             if let Some((field, value)) = fields.iter().find(|(_, value)| !is_price(*value)) {
                 return Err(format!(
                     "models.{model}.{field}: expected a non-negative number, got {value}"
@@ -123,10 +161,18 @@ impl PriceTable {
         Ok(())
     }
 
-    /// The price of `model` at `provider`, if the table has one.
+    /// The price of `model` at `provider`, if the table has one: its own entry, else its
+    /// family's.
     pub fn lookup(&self, provider: &str, model: &str) -> Option<Price> {
-        let key = format!("{provider}/{}", family(model));
-        self.models.get(&key).copied()
+        self.models
+            .get(&format!("{provider}/{model}"))
+            .or_else(|| self.models.get(&format!("{provider}/{}", family(model))))
+            .cloned()
+    }
+
+    /// Every `provider/model` the table prices.
+    pub fn models(&self) -> impl Iterator<Item = (&str, &Price)> {
+        self.models.iter().map(|(key, price)| (key.as_str(), price))
     }
 }
 

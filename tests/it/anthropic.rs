@@ -76,7 +76,8 @@ fn a_tool_using_run_with_thinking_and_a_529_completes() {
     assert_eq!(
         first["usage"],
         json!({"input": 12, "output": 25, "cacheRead": 900, "cacheWrite": 300, "totalTokens": 1237,
-               "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}})
+               "cost": {"input": 0.000036, "output": 0.000375, "cacheRead": 0.00027, "cacheWrite": 0.001125, "total": 0.001806}}),
+        "Sonnet 4.6 at Pi's list price"
     );
     let text = run.first("agent_end")["messages"][4]["content"][0]["text"].clone();
     assert_eq!(text, "It says alpha.");

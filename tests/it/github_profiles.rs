@@ -92,9 +92,9 @@ async fn every_profile_has_its_size_and_tools_still_filters() {
     let github = MockServer::start().await;
     for (profile, count) in [
         ("read", 18),
-        ("issues-write", 24),
-        ("review-write", 26),
-        ("repo-write", 31),
+        ("issues-write", 25),
+        ("review-write", 27),
+        ("repo-write", 33),
     ] {
         let mock = MockLlm::start(vec![answer("ok")]);
         let run = worker(

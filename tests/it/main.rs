@@ -25,6 +25,8 @@ mod github_tools;
 mod golden;
 mod model_server;
 mod output_schema;
+mod parity_github;
+mod parity_prices;
 mod parity_skills;
 mod parity_web;
 mod permissions;

@@ -51,8 +51,8 @@ fn every_tool_definition_matches_the_golden_file() {
     });
     // The seven built-in tools and multi_grep (file search).
     assert_eq!(actual["default"]["tools"].as_array().unwrap().len(), 8);
-    // --no-builtin-tools leaves extension tools: 31 GitHub tools and multi_grep.
-    assert_eq!(actual["github"]["tools"].as_array().unwrap().len(), 32);
+    // --no-builtin-tools leaves extension tools: 33 GitHub tools and multi_grep.
+    assert_eq!(actual["github"]["tools"].as_array().unwrap().len(), 34);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
     let rendered = serde_json::to_string_pretty(&actual).unwrap() + "\n";
     if std::env::var_os("WORKER_BLESS").is_some() {

@@ -54,17 +54,22 @@ fn credentials_are_0600_in_a_0700_directory_and_replaced_whole() {
 }
 
 #[test]
-fn odd_tokens_and_paths_are_refused() {
+fn any_token_is_stored_percent_encoded_and_odd_paths_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let err = write_credentials(
-        &dir.path().join("c"),
+    let path = dir.path().join("c");
+    write_credentials(
+        &path,
         "https://github.com",
-        "tok@evil.com/x",
+        "ghs_weird.tok/en+v=\n@evil.com",
     )
-    .unwrap_err();
+    .unwrap();
     assert_eq!(
-        err,
-        "refusing to write a token with characters outside [A-Za-z0-9_-] to the git credentials file"
+        std::fs::read_to_string(&path).unwrap(),
+        "https://x-access-token:ghs_weird.tok%2Fen%2Bv%3D%0A%40evil.com@github.com\n"
+    );
+    assert_eq!(
+        write_credentials(&path, "https://github.com", "").unwrap_err(),
+        "refusing to write an empty token to the git credentials file"
     );
     assert!(
         write_credentials(&dir.path().join("a b"), "https://github.com", "tok")

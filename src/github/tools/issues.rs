@@ -1,12 +1,14 @@
 //! Issues, their comments and labels.
 
+use std::collections::HashSet;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::args::{Direction, IssueRef, Paging, Repo, State, query, segment, wire};
-use super::{Call, Handled, Output, Registry};
-use crate::github::client::Method;
+use super::{Call, Failure, Handled, Output, Registry};
+use crate::github::client::{GitHub, Method};
 use crate::tools::args::{List, OptList, OptText, Text};
 
 pub fn register(r: &mut Registry) {
@@ -57,10 +59,18 @@ pub fn register(r: &mut Registry) {
     );
     r.write(
         "github_create_label",
-        "Create a label in a repository.",
+        "Create a label in a repository. A label that already exists is success: { ok: true, existed: true }.",
         create_label,
     );
+    r.write(
+        "github_ensure_labels",
+        "Idempotently ensure a set of labels exists in a repository. Lists labels once, then creates only the missing ones (bulk). Prefer this over calling github_create_label per label: it never errors on labels that already exist. Returns { created, existed }.",
+        ensure_labels,
+    );
 }
+
+/// The color of an ensured label given none: GitHub's default grey.
+const DEFAULT_LABEL_COLOR: &str = "ededed";
 
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
@@ -169,6 +179,26 @@ pub struct CreateLabelArgs {
     name: Text,
     /// Hex color without '#', e.g. 'ff0000'
     color: Text,
+    /// Short description
+    #[serde(default)]
+    description: OptText,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct EnsureLabelsArgs {
+    #[serde(flatten)]
+    repo: Repo,
+    /// The labels that must exist
+    labels: Vec<LabelSpec>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct LabelSpec {
+    /// Label name
+    name: Text,
+    /// Hex color without '#', e.g. 'ff0000' (default ededed)
+    #[serde(default)]
+    color: OptText,
     /// Short description
     #[serde(default)]
     description: OptText,
@@ -306,13 +336,76 @@ fn remove_label(call: Call<'_, RemoveLabelArgs>) -> Handled<'_> {
 fn create_label(call: Call<'_, CreateLabelArgs>) -> Handled<'_> {
     Box::pin(async move {
         let a = &call.args;
-        let mut body = json!({"name": a.name.0, "color": a.color.trim_start_matches('#')});
-        if let Some(description) = a.description.as_deref() {
-            body["description"] = json!(description);
-        }
-        let path = format!("{}/labels", a.repo.path());
+        let created = new_label(
+            call.gh,
+            &a.repo.path(),
+            &a.name.0,
+            &a.color.0,
+            a.description.as_deref(),
+        )
+        .await?;
         Ok(Output::Json(
-            call.gh.json(Method::Post, &path, Some(&body)).await?,
+            created.unwrap_or_else(|| json!({"ok": true, "existed": true})),
+        ))
+    })
+}
+
+/// Creates a label; `None` when it already exists (GitHub's create is not idempotent: it
+/// answers 422 `already_exists`, which every caller wants as success).
+async fn new_label(
+    gh: &GitHub,
+    repo: &str,
+    name: &str,
+    color: &str,
+    description: Option<&str>,
+) -> Result<Option<Value>, Failure> {
+    let mut body = json!({"name": name, "color": color.trim_start_matches('#')});
+    if let Some(description) = description {
+        body["description"] = json!(description);
+    }
+    match gh
+        .json(Method::Post, &format!("{repo}/labels"), Some(&body))
+        .await
+    {
+        Ok(created) => Ok(Some(created)),
+        Err(err) if err.already_exists() => Ok(None),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Lists the labels once, then creates only the missing ones. Names compare
+/// case-insensitively, as GitHub's uniqueness does.
+fn ensure_labels(call: Call<'_, EnsureLabelsArgs>) -> Handled<'_> {
+    Box::pin(async move {
+        let a = &call.args;
+        let repo = a.repo.path();
+        let listed = call
+            .gh
+            .json(Method::Get, &format!("{repo}/labels?per_page=100"), None)
+            .await?;
+        let existing: HashSet<String> = listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|label| label["name"].as_str())
+            .map(str::to_lowercase)
+            .collect();
+        let (mut created, mut existed) = (Vec::new(), Vec::new());
+        for label in &a.labels {
+            let name = label.name.0.as_str();
+            if existing.contains(&name.to_lowercase()) {
+                existed.push(name);
+                continue;
+            }
+            let color = label.color.as_deref().unwrap_or(DEFAULT_LABEL_COLOR);
+            // A label created meanwhile answers already_exists: it existed.
+            match new_label(call.gh, &repo, name, color, label.description.as_deref()).await? {
+                Some(_) => created.push(name),
+                None => existed.push(name),
+            }
+        }
+        Ok(Output::Json(
+            json!({"created": created, "existed": existed}),
         ))
     })
 }

@@ -21,6 +21,7 @@ use crate::tools::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_head};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 
 mod args;
+mod automerge;
 mod gitops;
 mod issues;
 mod pulls;
@@ -29,7 +30,7 @@ mod search;
 mod write;
 
 /// Every tool, in the order of the profiles that introduce them.
-pub const TOOL_NAMES: [&str; 31] = [
+pub const TOOL_NAMES: [&str; 33] = [
     "github_refresh_git_auth",
     "github_get_repository",
     "github_get_file_contents",
@@ -54,6 +55,7 @@ pub const TOOL_NAMES: [&str; 31] = [
     "github_add_labels",
     "github_remove_label",
     "github_create_label",
+    "github_ensure_labels",
     "github_create_pull_request",
     "github_create_pull_request_review",
     "github_clone_repo",
@@ -61,6 +63,7 @@ pub const TOOL_NAMES: [&str; 31] = [
     "github_push_files",
     "github_create_branch",
     "github_merge_pull_request",
+    "github_enable_auto_merge",
 ];
 
 pub enum Output {
@@ -122,6 +125,7 @@ fn registry(shared: &Arc<Shared>) -> Registry {
     pulls::register(&mut registry);
     search::register(&mut registry);
     write::register(&mut registry);
+    automerge::register(&mut registry);
     registry
 }
 

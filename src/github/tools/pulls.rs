@@ -78,7 +78,7 @@ enum Verdict {
 
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
-enum MergeMethod {
+pub(super) enum MergeMethod {
     Merge,
     Squash,
     Rebase,
