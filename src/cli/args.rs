@@ -34,6 +34,15 @@ pub enum Command {
     /// Work with Dynamo trace files.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Print the completion script for a shell, e.g. `worker completions bash >
+    /// /usr/share/bash-completion/completions/worker`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: super::manual::Shell,
+    },
+    /// Print the manual page (roff), e.g. `worker man > /usr/local/share/man/man1/worker.1`.
+    Man,
 }
 
 #[derive(Debug, Subcommand)]

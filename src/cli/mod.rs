@@ -20,6 +20,7 @@ mod auth_file;
 pub mod compat;
 mod credentials;
 mod limits;
+pub mod manual;
 mod model;
 mod prompt;
 pub mod reference;

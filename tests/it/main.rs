@@ -25,6 +25,7 @@ mod github_tools;
 mod golden;
 mod model_server;
 mod output_schema;
+mod parity_cli;
 mod permissions;
 mod prefix_cache;
 mod process;
