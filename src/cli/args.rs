@@ -244,6 +244,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub otel_include_content: bool,
 
+    /// Prefix of worker's own span, metric and attribute names (gen_ai.* follow the semantic
+    /// conventions); agentic_pi exports agentic-pi's names (agentic_pi.session,
+    /// agentic_pi.tool.invocations, ...) so its dashboards keep working.
+    #[arg(long, env = crate::telemetry::NAMESPACE_ENV, value_name = "NAME", default_value = crate::telemetry::names::DEFAULT_NAMESPACE, value_parser = crate::telemetry::parse_namespace)]
+    pub otel_namespace: String,
+
     /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
     #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]
     pub trace_file: Option<PathBuf>,

@@ -26,6 +26,7 @@ mod golden;
 mod model_server;
 mod output_schema;
 mod parity_cli;
+mod parity_telemetry;
 mod permissions;
 mod prefix_cache;
 mod process;
