@@ -1,10 +1,12 @@
 //! The command-line conventions agentic-pi users and packagers expect: shell completions and a
 //! manual page generated from the same clap definitions as `--help`, and the committed
-//! `man/worker.1` equal to what the binary prints (`WORKER_BLESS=1` rewrites it).
+//! `man/worker.1` equal to what the binary prints (`WORKER_BLESS=1` rewrites it); and tool
+//! results whose `details` have the shapes of Pi's tools.
 
 use std::process::{Command, Stdio};
 
-use crate::support::worker_command;
+use crate::support::mock_llm::{MockLlm, answer, call};
+use crate::support::{Run, run_dynamo, worker_command};
 
 fn worker(args: &[&str]) -> (String, String, i32) {
     let dir = tempfile::tempdir().unwrap();
@@ -172,4 +174,102 @@ fn a_reader_that_goes_away_ends_the_man_page_with_141() {
     // The page may fit in the pipe before the reader closes it; a write after that is 141.
     assert!(matches!(out.status.code(), Some(0 | 141)), "{out:?}");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("internal error"));
+}
+
+// ── Tool result details, as Pi's tools shape them (agentic-pi's emitter.test.ts and
+// run.integration.test.ts replay them from message_start/message_end and tool_execution_end).
+
+/// The tool result's message_start, message_end and tool_execution_end, for one call.
+fn tool_result_events(dir: &std::path::Path, tool: &str, args: &str) -> Run {
+    let mock = MockLlm::start(vec![call("c1", tool, args), answer("done")]);
+    let run = run_dynamo(dir, &mock.url, &[], "go");
+    run.assert_code(0);
+    run
+}
+
+fn result_messages<'a>(run: &'a Run, kind: &str) -> Vec<&'a serde_json::Value> {
+    run.all(kind)
+        .into_iter()
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .map(|e| &e["message"])
+        .collect()
+}
+
+#[test]
+fn emitter_test_edit_results_carry_pis_diff_patch_and_first_changed_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let before: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(dir.path().join("f.txt"), &before).unwrap();
+    let run = tool_result_events(
+        dir.path(),
+        "edit",
+        r#"{"path":"f.txt","edits":[{"oldText":"line 10\n","newText":"line ten\n"}]}"#,
+    );
+    let ends = result_messages(&run, "message_end");
+    let starts = result_messages(&run, "message_start");
+    assert_eq!((ends.len(), starts.len()), (1, 1));
+    let details = &ends[0]["details"];
+    assert_eq!(
+        details["diff"],
+        "    ...\n  6 line 6\n  7 line 7\n  8 line 8\n  9 line 9\n-10 line 10\n+10 line ten\n 11 line 11\n 12 line 12\n 13 line 13\n 14 line 14\n    ..."
+    );
+    let patch = details["patch"].as_str().unwrap();
+    assert!(
+        patch.starts_with("--- f.txt\n+++ f.txt\n@@ -6,9 +6,9 @@\n"),
+        "{patch}"
+    );
+    assert!(patch.contains("\n-line 10\n+line ten\n"), "{patch}");
+    assert_eq!(details["firstChangedLine"], 10);
+    assert_eq!(
+        details.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["diff", "patch", "firstChangedLine"]
+    );
+    // The same details on the message's start and end and on the tool's end.
+    assert_eq!(&starts[0]["details"], details);
+    assert_eq!(
+        &run.first("tool_execution_end")["result"]["details"],
+        details
+    );
+}
+
+#[test]
+fn run_integration_test_a_write_result_has_no_details_as_in_pis_fixtures() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = tool_result_events(
+        dir.path(),
+        "write",
+        r#"{"path":"hello.txt","content":"hello from the sandbox vm\n"}"#,
+    );
+    let end = result_messages(&run, "message_end")[0];
+    assert_eq!(
+        end["content"][0]["text"],
+        "Successfully wrote 26 bytes to hello.txt"
+    );
+    assert!(end.get("details").is_none(), "{end}");
+    let tool_end = run.first("tool_execution_end");
+    assert!(tool_end["result"].get("details").is_none(), "{tool_end}");
+}
+
+#[test]
+fn emitter_test_a_truncated_read_reports_pis_truncation_details() {
+    let dir = tempfile::tempdir().unwrap();
+    let long: String = (1..=3000).map(|n| format!("{n}\n")).collect();
+    std::fs::write(dir.path().join("long.txt"), long).unwrap();
+    let run = tool_result_events(dir.path(), "read", r#"{"path":"long.txt"}"#);
+    let details = &result_messages(&run, "message_end")[0]["details"];
+    let truncation = &details["truncation"];
+    for (field, expected) in [
+        ("truncated", serde_json::json!(true)),
+        ("truncatedBy", serde_json::json!("lines")),
+        ("totalLines", serde_json::json!(3000)),
+        ("outputLines", serde_json::json!(2000)),
+        ("maxLines", serde_json::json!(2000)),
+        ("maxBytes", serde_json::json!(50 * 1024)),
+    ] {
+        assert_eq!(truncation[field], expected, "{field}: {truncation}");
+    }
+    assert_eq!(
+        &run.first("tool_execution_end")["result"]["details"],
+        details
+    );
 }
