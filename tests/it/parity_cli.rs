@@ -273,3 +273,53 @@ fn emitter_test_a_truncated_read_reports_pis_truncation_details() {
         details
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_integration_test_a_github_result_has_empty_details_as_in_the_read_profile_fixture() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/repos/o/r/pulls"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+        .expect(1)
+        .mount(&github)
+        .await;
+    let api = github.uri();
+    let run = tokio::task::spawn_blocking(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let mock = MockLlm::start(vec![
+            call(
+                "c1",
+                "github_list_pull_requests",
+                r#"{"owner":"o","repo":"r"}"#,
+            ),
+            answer("none open"),
+        ]);
+        crate::support::run_worker(
+            dir.path(),
+            &["--model", "dynamo/m", "--profile", "read"],
+            "list the pull requests",
+            &[
+                ("DYNAMO_BASE_URL", &mock.url),
+                ("GITHUB_TOKEN", "ghp_testtoken123"),
+                ("GITHUB_API_URL", &api),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    run.assert_code(0);
+    // As phase2-smoke-github-read-profile.jsonl records it.
+    for kind in ["message_start", "message_end"] {
+        let message = result_messages(&run, kind)[0];
+        assert_eq!(message["content"][0]["text"], "[]", "{message}");
+        assert_eq!(
+            message["details"],
+            serde_json::json!({}),
+            "{kind}: {message}"
+        );
+    }
+    let end = run.first("tool_execution_end");
+    assert_eq!(end["result"]["details"], serde_json::json!({}), "{end}");
+}
