@@ -59,6 +59,10 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Run(args) => run(&args),
         Command::Trace(TraceCommand::Perfetto { input, output }) => perfetto(&input, &output),
+        Command::Completions { shell } => {
+            print_generated(|out| out.write_all(&worker::cli::manual::completions(shell)))
+        }
+        Command::Man => print_generated(worker::cli::manual::man_page),
     };
     // Exit without waiting for blocking tool threads that may still be winding down.
     std::process::exit(status.into())
@@ -140,6 +144,20 @@ fn perfetto(input: &std::path::Path, output: &std::path::Path) -> ExitStatus {
             ExitStatus::Ok
         }
         Err(err) => usage_error(&err.to_string()),
+    }
+}
+
+/// A completion script or the manual page on stdout; a reader that went away is
+/// [`ExitStatus::ClosedStdout`], like a run's.
+fn print_generated(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> ExitStatus {
+    let mut stdout = std::io::stdout().lock();
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitStatus::Ok,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitStatus::ClosedStdout,
+        Err(err) => {
+            warn(&format!("cannot write to stdout: {err}"));
+            ExitStatus::Failed
+        }
     }
 }
 

@@ -34,6 +34,15 @@ pub enum Command {
     /// Work with Dynamo trace files.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Print the completion script for a shell, e.g. `worker completions bash >
+    /// /usr/share/bash-completion/completions/worker`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: super::manual::Shell,
+    },
+    /// Print the manual page (roff), e.g. `worker man > /usr/local/share/man/man1/worker.1`.
+    Man,
 }
 
 #[derive(Debug, Subcommand)]
@@ -236,6 +245,12 @@ pub struct RunArgs {
     /// (also WORKER_OTEL_INCLUDE_CONTENT or AGENTIC_PI_OTEL_INCLUDE_CONTENT=1).
     #[arg(long)]
     pub otel_include_content: bool,
+
+    /// Prefix of worker's own span, metric and attribute names (gen_ai.* follow the semantic
+    /// conventions); agentic_pi exports agentic-pi's names (agentic_pi.session,
+    /// agentic_pi.tool.invocations, ...) so its dashboards keep working.
+    #[arg(long, env = crate::telemetry::NAMESPACE_ENV, value_name = "NAME", default_value = crate::telemetry::names::DEFAULT_NAMESPACE, value_parser = crate::telemetry::parse_namespace)]
+    pub otel_namespace: String,
 
     /// Write this run's trace (model requests and tool calls) in Dynamo's JSONL trace format.
     #[arg(long, env = "DYN_AGENT_TRACE_FILE", value_name = "FILE")]

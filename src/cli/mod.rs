@@ -20,6 +20,7 @@ mod auth_file;
 pub mod compat;
 mod credentials;
 mod limits;
+pub mod manual;
 mod model;
 mod prompt;
 pub mod reference;
@@ -228,10 +229,17 @@ pub fn build_config(
         endpoint: args.otel_endpoint.clone(),
         service_name: args.otel_service_name.clone(),
         include_content: args.otel_include_content,
+        namespace: Some(args.otel_namespace.clone()),
     };
     let identity = settings.is_active().then(|| settings.identity.clone());
-    let telemetry =
-        crate::telemetry::configure(env, &flags, &config.session_id, identity, &config.secrets)?;
+    let telemetry = crate::telemetry::configure(
+        env,
+        &flags,
+        &config.session_id,
+        config.sandbox.backend.name(),
+        identity,
+        &config.secrets,
+    )?;
     warnings.extend(telemetry.warnings);
     config.extensions.extend(telemetry.extension);
     if settings.is_active() {

@@ -8,11 +8,13 @@
 //! stdout, never changes the exit code, and a dead collector costs at most [`FLUSH_LIMIT`] at
 //! exit (plus a warning).
 //!
-//! Spans: `worker.session` (root; parented by `TRACEPARENT` when set) → `worker.turn` →
+//! Spans: `<ns>.session` (root; parented by `TRACEPARENT` when set) → `<ns>.turn` →
 //! `chat <model>` (CLIENT) and `execute_tool <name>`. Metrics: `gen_ai.client.token.usage`,
-//! `gen_ai.client.operation.duration`, `worker.tool.duration`, `worker.tool.invocations`,
-//! `worker.tool.failures`, `worker.turns`. Prompts, completions and tool arguments/results are
-//! attached only with `--otel-include-content`, cut to [`CONTENT_LIMIT`] characters.
+//! `gen_ai.client.operation.duration`, `<ns>.cost.usd`, `<ns>.tool.duration`,
+//! `<ns>.tool.invocations`, `<ns>.tool.failures`, `<ns>.turns`. `<ns>` is `--otel-namespace`
+//! (`worker`; `agentic_pi` gives agentic-pi's names, see [`names`]). Prompts, completions and
+//! tool arguments/results are attached only with `--otel-include-content`, cut to
+//! [`CONTENT_LIMIT`] characters.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,10 +28,12 @@ use crate::extension::{Extension, StatusLine};
 use crate::secrets::Secrets;
 
 pub use credentials::credentials;
+pub use names::{NAMESPACE_ENV, Names, parse_namespace};
 
 mod credentials;
 #[cfg(feature = "otel")]
 mod delivery;
+pub mod names;
 #[cfg(feature = "otel")]
 mod otel;
 #[cfg(feature = "otel")]
@@ -50,6 +54,8 @@ pub struct Flags {
     pub endpoint: Option<String>,
     pub service_name: Option<String>,
     pub include_content: bool,
+    /// `--otel-namespace`, checked by [`parse_namespace`].
+    pub namespace: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +76,10 @@ pub struct Settings {
     pub traces: bool,
     pub metrics: bool,
     pub include_content: bool,
+    /// The prefix of worker's own span, metric and attribute names.
+    pub names: Names,
+    /// `--sandbox`, as `<ns>.sandbox.backend` on the session span.
+    pub sandbox_backend: String,
     pub identity: Option<AgentIdentity>,
     /// Every exported span is redacted with these, like every other output.
     pub secrets: Secrets,
@@ -107,6 +117,7 @@ pub fn configure(
     env: &dyn Env,
     flags: &Flags,
     session_id: &str,
+    sandbox_backend: &str,
     identity: Option<AgentIdentity>,
     secrets: &Secrets,
 ) -> Result<Configured, String> {
@@ -160,6 +171,13 @@ pub fn configure(
         traces: exporter_on("OTEL_TRACES_EXPORTER"),
         metrics: exporter_on("OTEL_METRICS_EXPORTER"),
         include_content: flags.include_content || truthy(first_set(env, &INCLUDE_CONTENT_VARS)),
+        names: Names::new(
+            flags
+                .namespace
+                .as_deref()
+                .unwrap_or(names::DEFAULT_NAMESPACE),
+        ),
+        sandbox_backend: sandbox_backend.to_string(),
         identity,
         secrets: secrets.clone(),
     };
@@ -172,6 +190,7 @@ pub fn configure(
         "endpoint": shown_endpoint,
         "protocol": match protocol { Protocol::HttpProtobuf => "http/protobuf", Protocol::HttpJson => "http/json" },
         "serviceName": settings.service_name,
+        "namespace": settings.names.namespace(),
         "traces": settings.traces,
         "metrics": settings.metrics,
     });

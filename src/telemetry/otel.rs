@@ -1,4 +1,5 @@
-//! The OTLP exporter side: providers, the span tree and the instruments.
+//! The OTLP exporter side: providers, the span tree and the instruments. Every name comes
+//! from [`super::names`].
 //!
 //! Spans are kept as OpenTelemetry contexts: the session's, the current turn's, and one per
 //! running tool call, so children always hang off the right parent even when tool calls run
@@ -22,6 +23,7 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
+use super::names::{gen_ai, own};
 use super::redact::Redacted;
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
 use crate::events::{
@@ -32,11 +34,17 @@ use crate::extension::{
 };
 use crate::sync::LockExt;
 
+mod attributes;
+use attributes::{finish_reason, serving_attributes};
+
+/// The instrumentation scope: the program that instruments, whatever the namespace.
+const SCOPE: &str = "worker";
 const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 struct Instruments {
     token_usage: Histogram<u64>,
     operation_duration: Histogram<f64>,
+    cost: Histogram<f64>,
     tool_duration: Histogram<f64>,
     tool_invocations: Counter<u64>,
     tool_failures: Counter<u64>,
@@ -117,7 +125,7 @@ impl Otel {
                 })
                 .with_resource(resource.clone())
                 .build();
-            let tracer = BoxedTracer::new(Box::new(provider.tracer("worker")));
+            let tracer = BoxedTracer::new(Box::new(provider.tracer(SCOPE)));
             Some((provider, tracer))
         } else {
             None
@@ -142,25 +150,40 @@ impl Otel {
                 })
                 .with_resource(resource)
                 .build();
-            let meter = provider.meter("worker");
+            let meter = provider.meter(SCOPE);
+            let name = |own: &str| settings.names.get(own);
             let instruments = Instruments {
                 token_usage: meter
-                    .u64_histogram("gen_ai.client.token.usage")
+                    .u64_histogram(gen_ai::TOKEN_USAGE)
                     .with_unit("{token}")
                     .with_description("Tokens used per model request, by gen_ai.token.type")
                     .build(),
                 operation_duration: meter
-                    .f64_histogram("gen_ai.client.operation.duration")
+                    .f64_histogram(gen_ai::OPERATION_DURATION)
                     .with_unit("s")
                     .with_description("Duration of model requests")
                     .build(),
+                cost: meter
+                    .f64_histogram(name(own::COST))
+                    .with_unit("{usd}")
+                    .with_description("Estimated cost per model request in USD")
+                    .build(),
                 tool_duration: meter
-                    .f64_histogram("worker.tool.duration")
+                    .f64_histogram(name(own::TOOL_DURATION))
                     .with_unit("s")
                     .build(),
-                tool_invocations: meter.u64_counter("worker.tool.invocations").build(),
-                tool_failures: meter.u64_counter("worker.tool.failures").build(),
-                turns: meter.u64_counter("worker.turns").build(),
+                tool_invocations: meter
+                    .u64_counter(name(own::TOOL_INVOCATIONS))
+                    .with_unit("{call}")
+                    .build(),
+                tool_failures: meter
+                    .u64_counter(name(own::TOOL_FAILURES))
+                    .with_unit("{call}")
+                    .build(),
+                turns: meter
+                    .u64_counter(name(own::TURNS))
+                    .with_unit("{turn}")
+                    .build(),
             };
             Some((provider, instruments))
         } else {
@@ -191,59 +214,15 @@ impl Otel {
 
     fn system_attributes(state: &State) -> Vec<KeyValue> {
         vec![
-            KeyValue::new("gen_ai.system", state.provider.clone()),
-            KeyValue::new("gen_ai.provider.name", state.provider.clone()),
-            KeyValue::new("gen_ai.request.model", state.model.clone()),
+            KeyValue::new(gen_ai::SYSTEM, state.provider.clone()),
+            KeyValue::new(gen_ai::PROVIDER_NAME, state.provider.clone()),
+            KeyValue::new(gen_ai::REQUEST_MODEL, state.model.clone()),
         ]
     }
-}
 
-/// A `chat` span's serving report, as `worker.serving.*` attributes.
-fn serving_attributes(serving: &Serving) -> Vec<KeyValue> {
-    let mut attributes = Vec::new();
-    let mut text = |key: &'static str, value: &Option<String>| {
-        if let Some(value) = value {
-            attributes.push(KeyValue::new(key, value.clone()));
-        }
-    };
-    text("worker.serving.worker_id", &serving.worker_id);
-    text(
-        "worker.serving.prefill_worker_id",
-        &serving.prefill_worker_id,
-    );
-    for (key, value) in [
-        ("worker.serving.dp_rank", serving.dp_rank),
-        ("worker.serving.cached_tokens", serving.cached_tokens),
-        (
-            "worker.serving.router_queue_depth",
-            serving.router_queue_depth,
-        ),
-    ] {
-        if let Some(value) = value {
-            attributes.push(KeyValue::new(key, value as i64));
-        }
-    }
-    for (key, value) in [
-        ("worker.serving.ttft_ms", serving.ttft_ms),
-        ("worker.serving.itl_ms", serving.itl_ms),
-        ("worker.serving.queue_ms", serving.queue_ms),
-        ("worker.serving.kv_hit_rate", serving.kv_hit_rate),
-    ] {
-        if let Some(value) = value {
-            attributes.push(KeyValue::new(key, value));
-        }
-    }
-    attributes
-}
-
-fn stop_name(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Pending => "pending",
-        StopReason::Stop => "stop",
-        StopReason::Length => "length",
-        StopReason::ToolUse => "tool_calls",
-        StopReason::Error => "error",
-        StopReason::Aborted => "aborted",
+    /// One of worker's own attributes, under the namespace.
+    fn own(&self, name: &str, value: impl Into<opentelemetry::Value>) -> KeyValue {
+        KeyValue::new(self.settings.names.get(name), value)
     }
 }
 
@@ -256,32 +235,25 @@ impl Extension for Otel {
         let Some((_, tracer)) = &self.tracer else {
             return;
         };
-        let mut attributes = vec![KeyValue::new(
-            "gen_ai.conversation.id",
-            self.settings.session_id.clone(),
-        )];
+        let mut attributes = vec![
+            KeyValue::new(gen_ai::CONVERSATION_ID, self.settings.session_id.clone()),
+            self.own(own::SANDBOX_BACKEND, self.settings.sandbox_backend.clone()),
+        ];
         if let Some(identity) = &self.settings.identity {
-            attributes.push(KeyValue::new(
-                "worker.dynamo.session_type_id",
-                identity.session_type_id.clone(),
-            ));
-            attributes.push(KeyValue::new(
-                "worker.dynamo.session_id",
-                identity.session_id.clone(),
-            ));
-            attributes.push(KeyValue::new(
-                "worker.dynamo.trajectory_id",
-                identity.trajectory_id.clone(),
-            ));
+            attributes.extend([
+                self.own(
+                    own::DYNAMO_SESSION_TYPE_ID,
+                    identity.session_type_id.clone(),
+                ),
+                self.own(own::DYNAMO_SESSION_ID, identity.session_id.clone()),
+                self.own(own::DYNAMO_TRAJECTORY_ID, identity.trajectory_id.clone()),
+            ]);
             if let Some(parent) = &identity.parent_trajectory_id {
-                attributes.push(KeyValue::new(
-                    "worker.dynamo.parent_trajectory_id",
-                    parent.clone(),
-                ));
+                attributes.push(self.own(own::DYNAMO_PARENT_TRAJECTORY_ID, parent.clone()));
             }
         }
         let span = tracer
-            .span_builder("worker.session")
+            .span_builder(self.settings.names.get(own::SESSION))
             .with_kind(SpanKind::Internal)
             .with_attributes(attributes)
             .start_with_context(tracer, &self.parent);
@@ -298,7 +270,7 @@ impl Extension for Otel {
                 span.set_attribute(kv);
             }
             if self.settings.include_content {
-                span.set_attribute(KeyValue::new("gen_ai.prompt", self.content(info.prompt)));
+                span.set_attribute(KeyValue::new(gen_ai::PROMPT, self.content(info.prompt)));
             }
         }
     }
@@ -315,8 +287,8 @@ impl Extension for Otel {
             return;
         };
         let span = tracer
-            .span_builder("worker.turn")
-            .with_attributes(vec![KeyValue::new("worker.turn.index", i64::from(turn))])
+            .span_builder(self.settings.names.get(own::TURN))
+            .with_attributes(vec![self.own(own::TURN_INDEX, i64::from(turn))])
             .start_with_context(tracer, &session);
         state.turn = Some(session.with_span(span));
     }
@@ -324,7 +296,8 @@ impl Extension for Otel {
     fn assistant_finished(&self, _turn: u32, message: &AssistantMessage, requested_at: SystemTime) {
         let mut state = self.state();
         let usage = &message.usage;
-        let input = usage.input + usage.cache_read;
+        // The conventions count every input token, cached or written to the cache.
+        let input = usage.input + usage.cache_read + usage.cache_write;
         if let Some((_, instruments)) = &self.meter {
             let base = Self::system_attributes(&state);
             let duration = SystemTime::now()
@@ -332,8 +305,11 @@ impl Extension for Otel {
                 .unwrap_or_default()
                 .as_secs_f64();
             let mut attributes = base.clone();
-            attributes.push(KeyValue::new("gen_ai.operation.name", "chat"));
+            attributes.push(KeyValue::new(gen_ai::OPERATION_NAME, "chat"));
             instruments.operation_duration.record(duration, &attributes);
+            if usage.cost.total > 0.0 {
+                instruments.cost.record(usage.cost.total, &base);
+            }
             for (kind, count) in [
                 ("input", input),
                 ("output", usage.output),
@@ -342,7 +318,7 @@ impl Extension for Otel {
             ] {
                 if count > 0 {
                     let mut attributes = base.clone();
-                    attributes.push(KeyValue::new("gen_ai.token.type", kind));
+                    attributes.push(KeyValue::new(gen_ai::TOKEN_TYPE, kind));
                     instruments.token_usage.record(count, &attributes);
                 }
             }
@@ -355,46 +331,49 @@ impl Extension for Otel {
         };
         let mut attributes = Self::system_attributes(&state);
         attributes.extend([
-            KeyValue::new("gen_ai.operation.name", "chat"),
-            KeyValue::new("gen_ai.response.model", message.model.clone()),
+            KeyValue::new(gen_ai::OPERATION_NAME, "chat"),
+            KeyValue::new(gen_ai::RESPONSE_MODEL, message.model.clone()),
             KeyValue::new(
-                "gen_ai.response.finish_reasons",
+                gen_ai::RESPONSE_FINISH_REASONS,
                 opentelemetry::Value::Array(
-                    vec![opentelemetry::StringValue::from(stop_name(
+                    vec![opentelemetry::StringValue::from(finish_reason(
                         message.stop_reason,
                     ))]
                     .into(),
                 ),
             ),
-            KeyValue::new("gen_ai.usage.input_tokens", input as i64),
-            KeyValue::new("gen_ai.usage.output_tokens", usage.output as i64),
+            KeyValue::new(gen_ai::USAGE_INPUT_TOKENS, input as i64),
+            KeyValue::new(gen_ai::USAGE_OUTPUT_TOKENS, usage.output as i64),
         ]);
         if let Some(id) = &message.response_id {
-            attributes.push(KeyValue::new("gen_ai.response.id", id.clone()));
+            attributes.push(KeyValue::new(gen_ai::RESPONSE_ID, id.clone()));
         }
         if let Some((request_id, serving)) = state.exchange.take() {
             if let Some(id) = request_id {
-                attributes.push(KeyValue::new("worker.request.id", id));
+                attributes.push(self.own(own::REQUEST_ID, id));
             }
             if let Some(serving) = serving {
-                attributes.extend(serving_attributes(&serving));
+                attributes.extend(serving_attributes(&self.settings.names, &serving));
             }
         }
+        // Under the conventions' names and under agentic-pi's (namespaced) ones.
         if usage.cache_read > 0 {
-            attributes.push(KeyValue::new(
-                "worker.usage.cache_read_tokens",
-                usage.cache_read as i64,
-            ));
+            let count = usage.cache_read as i64;
+            attributes.push(KeyValue::new(gen_ai::USAGE_CACHE_READ_INPUT_TOKENS, count));
+            attributes.push(self.own(own::CACHE_READ_TOKENS, count));
         }
         if usage.cache_write > 0 {
+            let count = usage.cache_write as i64;
             attributes.push(KeyValue::new(
-                "worker.usage.cache_write_tokens",
-                usage.cache_write as i64,
+                gen_ai::USAGE_CACHE_CREATION_INPUT_TOKENS,
+                count,
             ));
+            attributes.push(self.own(own::CACHE_WRITE_TOKENS, count));
         }
+        attributes.push(self.own(own::COST_USD, usage.cost.total));
         if self.settings.include_content {
             attributes.push(KeyValue::new(
-                "gen_ai.completion",
+                gen_ai::COMPLETION,
                 self.content(&message.text()),
             ));
         }
@@ -409,7 +388,7 @@ impl Extension for Otel {
             let description = message
                 .error_message
                 .clone()
-                .unwrap_or_else(|| stop_name(message.stop_reason).to_string());
+                .unwrap_or_else(|| finish_reason(message.stop_reason).to_string());
             cx.span().set_status(Status::error(description));
         }
         cx.span().end();
@@ -422,10 +401,7 @@ impl Extension for Otel {
     fn request_accepted(&self, request_id: &str) {
         for (cx, ended) in self.joins.consumed(request_id) {
             let span = cx.span();
-            span.set_attribute(KeyValue::new(
-                "worker.tool.consumer_request_id",
-                request_id.to_string(),
-            ));
+            span.set_attribute(self.own(own::TOOL_CONSUMER_REQUEST_ID, request_id.to_string()));
             span.end_with_timestamp(ended);
         }
     }
@@ -444,18 +420,15 @@ impl Extension for Otel {
             .or_else(|| state.session.clone())
             .unwrap_or_default();
         let mut attributes = vec![
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", call.name.clone()),
-            KeyValue::new("gen_ai.tool.call.id", call.id.clone()),
+            KeyValue::new(gen_ai::OPERATION_NAME, "execute_tool"),
+            KeyValue::new(gen_ai::TOOL_NAME, call.name.clone()),
+            KeyValue::new(gen_ai::TOOL_CALL_ID, call.id.clone()),
         ];
         if let Some(source) = self.joins.source() {
-            attributes.push(KeyValue::new("worker.tool.source_request_id", source));
+            attributes.push(self.own(own::TOOL_SOURCE_REQUEST_ID, source));
         }
         if self.settings.include_content {
-            attributes.push(KeyValue::new(
-                "worker.tool.arguments",
-                self.content(&call.raw_arguments),
-            ));
+            attributes.push(self.own(own::TOOL_ARGUMENTS, self.content(&call.raw_arguments)));
         }
         let span = tracer
             .span_builder(format!("execute_tool {}", call.name))
@@ -473,7 +446,7 @@ impl Extension for Otel {
         if let Some((_, instruments)) = &self.meter {
             // Metric points cannot be redacted on export; the name is the model's to choose.
             let name = self.settings.secrets.redact(&call.name).into_owned();
-            let attributes = [KeyValue::new("gen_ai.tool.name", name)];
+            let attributes = [KeyValue::new(gen_ai::TOOL_NAME, name)];
             instruments
                 .tool_duration
                 .record(started.elapsed().as_secs_f64(), &attributes);
@@ -486,10 +459,10 @@ impl Extension for Otel {
             return;
         }
         let span = cx.span();
-        span.set_attribute(KeyValue::new("worker.tool.is_error", ending.is_error));
+        span.set_attribute(self.own(own::TOOL_IS_ERROR, ending.is_error));
         let text = ending.result.text();
         if self.settings.include_content {
-            span.set_attribute(KeyValue::new("worker.tool.result", self.content(&text)));
+            span.set_attribute(self.own(own::TOOL_RESULT, self.content(&text)));
         }
         if ending.is_error {
             let first_line = text.lines().last().unwrap_or("tool error").to_string();
@@ -520,19 +493,13 @@ impl Extension for Otel {
             if let Some(session) = state.session.take() {
                 let span = session.span();
                 let tokens = &outcome.stats.tokens;
-                span.set_attribute(KeyValue::new(
-                    "worker.stop_reason",
+                span.set_attribute(self.own(
+                    own::STOP_REASON,
                     format!("{:?}", outcome.stop_reason).to_lowercase(),
                 ));
-                span.set_attribute(KeyValue::new(
-                    "worker.usage.total_tokens",
-                    tokens.total as i64,
-                ));
-                span.set_attribute(KeyValue::new("worker.usage.cost_usd", outcome.stats.cost));
-                span.set_attribute(KeyValue::new(
-                    "worker.turns",
-                    i64::from(outcome.stats.turns),
-                ));
+                span.set_attribute(self.own(own::TOTAL_TOKENS, tokens.total as i64));
+                span.set_attribute(self.own(own::COST_USD, outcome.stats.cost));
+                span.set_attribute(self.own(own::TURNS, i64::from(outcome.stats.turns)));
                 if outcome.stop_reason != RunStopReason::Stop {
                     let description = match outcome.fatal {
                         Some(fatal) => fatal.message.clone(),

@@ -14,7 +14,15 @@ fn status_of(configured: &Configured) -> Option<ExtensionStatus> {
 #[test]
 fn off_unless_asked_and_a_bare_endpoint_does_not_enable_it() {
     let env = MapEnv::from_pairs(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")]);
-    let configured = configure(&env, &Flags::default(), "s", None, &Secrets::default()).unwrap();
+    let configured = configure(
+        &env,
+        &Flags::default(),
+        "s",
+        "none",
+        None,
+        &Secrets::default(),
+    )
+    .unwrap();
     assert!(configured.extension.is_none());
     assert!(configured.warnings.is_empty());
 }
@@ -26,7 +34,7 @@ fn an_endpoint_that_is_not_http_is_refused_when_export_is_on() {
         ..Flags::default()
     };
     let refused = |env: &MapEnv, flags: &Flags| {
-        configure(env, flags, "s", None, &Secrets::default())
+        configure(env, flags, "s", "none", None, &Secrets::default())
             .err()
             .unwrap_or_default()
     };
@@ -36,7 +44,17 @@ fn an_endpoint_that_is_not_http_is_refused_when_export_is_on() {
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT 'collector:4318' has no scheme; expected an http:// or https:// URL"
     );
     // Off, the variable is not read, so not checked.
-    assert!(configure(&env, &Flags::default(), "s", None, &Secrets::default()).is_ok());
+    assert!(
+        configure(
+            &env,
+            &Flags::default(),
+            "s",
+            "none",
+            None,
+            &Secrets::default()
+        )
+        .is_ok()
+    );
     let flags = Flags {
         endpoint: Some("grpc://collector:4317".into()),
         ..on
@@ -56,7 +74,8 @@ fn no_otel_beats_otel_and_the_env_switch() {
         ..Flags::default()
     };
     let status =
-        status_of(&configure(&env, &flags, "s", None, &Secrets::default()).unwrap()).unwrap();
+        status_of(&configure(&env, &flags, "s", "none", None, &Secrets::default()).unwrap())
+            .unwrap();
     assert_eq!(status.status, ExtensionState::Skipped);
     assert_eq!(status.reason.as_deref(), Some("disabled-by-flag"));
 }

@@ -143,11 +143,12 @@ fn edit_file(
         .write(&target, &applied.content)
         .map_err(|err| write_error(&err, display))?;
 
-    let diff = TextDiff::from_lines(&original, &applied.content)
+    let patch = TextDiff::from_lines(&original, &applied.content)
         .unified_diff()
         .context_radius(4)
         .header(display, display)
         .to_string();
+    let (diff, _) = display_diff::display_diff(&original, &applied.content);
     let mut text = format!(
         "Successfully replaced {} block(s) in {display}.",
         edits.len()
@@ -169,6 +170,7 @@ fn edit_file(
         text,
         Some(json!({
             "diff": diff,
+            "patch": patch,
             "firstChangedLine": first_changed_line(&original, &applied.content),
         })),
     ))
@@ -201,6 +203,8 @@ fn match_error(err: MatchError, path: &str, count: usize) -> ToolError {
         ),
     })
 }
+
+mod display_diff;
 
 #[cfg(test)]
 mod tests;

@@ -68,13 +68,13 @@ async fn export(
     StatusCode::OK
 }
 
-struct Collector {
-    url: String,
+pub(crate) struct Collector {
+    pub(crate) url: String,
     received: Arc<Mutex<Received>>,
 }
 
 impl Collector {
-    fn start() -> Collector {
+    pub(crate) fn start() -> Collector {
         Collector::start_with(None)
     }
 
@@ -92,7 +92,7 @@ impl Collector {
         }
     }
 
-    fn spans(&self) -> Vec<Span> {
+    pub(crate) fn spans(&self) -> Vec<Span> {
         self.received
             .lock()
             .unwrap()
@@ -104,7 +104,7 @@ impl Collector {
             .collect()
     }
 
-    fn metric_names(&self) -> Vec<String> {
+    pub(crate) fn metric_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .received
             .lock()
@@ -134,28 +134,28 @@ impl Collector {
     }
 }
 
-fn attr(span: &Span, key: &str) -> Option<AnyValue> {
+pub(crate) fn attr(span: &Span, key: &str) -> Option<AnyValue> {
     span.attributes
         .iter()
         .find(|kv| kv.key == key)
         .and_then(|kv| kv.value.as_ref()?.value.clone())
 }
 
-fn string(span: &Span, key: &str) -> Option<String> {
+pub(crate) fn string(span: &Span, key: &str) -> Option<String> {
     match attr(span, key)? {
         AnyValue::StringValue(s) => Some(s),
         _ => None,
     }
 }
 
-fn int(span: &Span, key: &str) -> Option<i64> {
+pub(crate) fn int(span: &Span, key: &str) -> Option<i64> {
     match attr(span, key)? {
         AnyValue::IntValue(n) => Some(n),
         _ => None,
     }
 }
 
-fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
+pub(crate) fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
     spans.iter().filter(|s| s.name == name).collect()
 }
 
@@ -174,7 +174,11 @@ fn scripted() -> MockLlm {
     ])
 }
 
-fn run_with(collector_url: &str, extra: &[&str], env: &[(&str, &str)]) -> (Run, MockLlm) {
+pub(crate) fn run_with(
+    collector_url: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Run, MockLlm) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
     let mock = scripted();
@@ -492,7 +496,7 @@ fn collector_headers_come_from_the_environment_and_a_refusal_is_reported() {
     assert!(!collector.metric_names().is_empty());
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

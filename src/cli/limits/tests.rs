@@ -8,7 +8,7 @@ fn checked(flags: &[&str]) -> Result<Limits, String> {
     argv.extend_from_slice(flags);
     match Cli::try_parse_from(argv).unwrap().command {
         Command::Run(args) => limits(&args),
-        Command::Trace(_) => unreachable!(),
+        _ => unreachable!(),
     }
 }
 

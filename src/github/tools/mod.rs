@@ -253,7 +253,8 @@ fn render(gh: &GitHub, text: &str) -> ToolResult {
     let text = gh.redact(text);
     let (mut shown, truncation) = truncate_head(&text, MAX_LINES, MAX_BYTES);
     if !truncation.truncated {
-        return text_result(text, None);
+        // agentic-pi's extension tools always carry an (empty) details object.
+        return text_result(text, Some(json!({})));
     }
     shown.push_str(&format!(
         "\n\n[Showing {} of {} lines ({} limit). Ask for less: use page/per_page, a narrower path, or a more specific query.]",

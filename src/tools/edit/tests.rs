@@ -19,8 +19,10 @@ async fn replaces_and_reports_blocks_diff_and_first_changed_line() {
     assert_eq!(h.read("a.txt"), "one\n2\nthree\n");
     let details = result.details.unwrap();
     assert_eq!(details["firstChangedLine"], 2);
+    // Pi's two shapes: the numbered display diff and the standard unified patch.
+    assert_eq!(details["diff"], " 1 one\n-2 two\n+2 2\n 3 three");
     assert_eq!(
-        details["diff"],
+        details["patch"],
         "--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
     );
 }

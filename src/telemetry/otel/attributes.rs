@@ -1,0 +1,53 @@
+//! Attribute values that need a translation from worker's own types.
+
+use opentelemetry::KeyValue;
+
+use crate::events::{Serving, StopReason};
+use crate::telemetry::names::{Names, own};
+
+/// A `chat` span's serving report, as `<namespace>.serving.*` attributes.
+pub fn serving_attributes(names: &Names, serving: &Serving) -> Vec<KeyValue> {
+    let key = |field: &str| names.get(&format!("{}.{field}", own::SERVING));
+    let mut attributes = Vec::new();
+    for (field, value) in [
+        ("worker_id", &serving.worker_id),
+        ("prefill_worker_id", &serving.prefill_worker_id),
+    ] {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key(field), value.clone()));
+        }
+    }
+    for (field, value) in [
+        ("dp_rank", serving.dp_rank),
+        ("cached_tokens", serving.cached_tokens),
+        ("router_queue_depth", serving.router_queue_depth),
+    ] {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key(field), value as i64));
+        }
+    }
+    for (field, value) in [
+        ("ttft_ms", serving.ttft_ms),
+        ("itl_ms", serving.itl_ms),
+        ("queue_ms", serving.queue_ms),
+        ("kv_hit_rate", serving.kv_hit_rate),
+    ] {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key(field), value));
+        }
+    }
+    attributes
+}
+
+/// The conventions' finish reason (`stop`, `length`, `tool_call`, `error`); a run worker
+/// cut short is `aborted`, which the conventions' open list leaves to the instrumentation.
+pub fn finish_reason(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::Pending => "pending",
+        StopReason::Stop => "stop",
+        StopReason::Length => "length",
+        StopReason::ToolUse => "tool_call",
+        StopReason::Error => "error",
+        StopReason::Aborted => "aborted",
+    }
+}
