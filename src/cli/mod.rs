@@ -360,8 +360,13 @@ fn resumed(
         }
         (None, true) => {
             let dir = session_dir(args, env, cwd)?;
-            crate::session::most_recent(&dir)
-                .ok_or_else(|| format!("--continue: no session to continue in {}", dir.display()))?
+            crate::session::most_recent(&dir, cwd).ok_or_else(|| {
+                format!(
+                    "--continue: no session of {} to continue in {}",
+                    cwd.display(),
+                    dir.display()
+                )
+            })?
         }
         (None, false) => return Ok(None),
     };
