@@ -25,6 +25,7 @@ mod github_tools;
 mod golden;
 mod model_server;
 mod output_schema;
+mod parity_config;
 mod permissions;
 mod prefix_cache;
 mod process;

@@ -3,10 +3,10 @@ use super::*;
 #[test]
 fn delays_double_within_jitter_and_are_capped() {
     let policy = RetryPolicy::new(5, Duration::from_secs(1));
-    for (retry, nominal) in [(1, 1.0), (2, 2.0), (3, 4.0), (6, 30.0)] {
+    for (retry, nominal) in [(1, 1.0), (2, 2.0), (3, 4.0), (8, 120.0)] {
         let delay = policy.delay(retry, None).as_secs_f64();
         assert!(
-            delay >= nominal * 0.8 && delay < nominal * 1.2,
+            delay >= nominal && delay < nominal * 1.25,
             "retry {retry}: {delay}"
         );
     }
@@ -23,4 +23,14 @@ fn retry_after_wins_up_to_a_ceiling() {
         policy.delay(1, Some(Duration::from_secs(3600))),
         Duration::from_secs(120)
     );
+}
+
+#[test]
+fn the_default_schedule_rides_out_a_60s_window() {
+    use crate::config::defaults;
+    let policy = RetryPolicy::new(defaults::MAX_RETRIES, defaults::RETRY_BASE_DELAY);
+    for _ in 0..100 {
+        let last = policy.delay(defaults::MAX_RETRIES, None);
+        assert!(last >= Duration::from_secs(60), "{last:?}");
+    }
 }
