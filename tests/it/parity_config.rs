@@ -186,7 +186,7 @@ fn retry_waits(run: &crate::support::Run) -> Vec<(u64, u64)> {
 
 /// retry.test.ts, "default schedule rides out a ~60s window (final wait >= 60s)": no flag, no
 /// file: 5 retries from 4 s (the run is ended by --timeout during the first wait; the unit
-/// test `the_default_schedule_rides_out_a_60s_window` checks the last wait).
+/// test `retry_test_the_default_schedule_rides_out_a_60s_window` checks the last wait).
 #[test]
 fn retry_test_no_flags_no_file_gives_agentic_pis_defaults() {
     let run = overloaded(1, None, &["--timeout", "1s"]);

@@ -147,3 +147,15 @@ fn the_flags_become_the_limits() {
     assert_eq!(limits.max_tool_calls, Some(7));
     assert_eq!(limits.timeout, Some(std::time::Duration::from_secs(90)));
 }
+
+/// retry.test.ts, "default schedule rides out a ~60s window (final wait >= 60s)", with the
+/// jitter drawn many times.
+#[test]
+fn retry_test_the_default_schedule_rides_out_a_60s_window() {
+    let (limits, _) = limits(&args(&[]), &FileRetry::default()).unwrap();
+    let policy = RetryPolicy::new(limits.max_retries, limits.retry_base_delay);
+    for _ in 0..100 {
+        let last = policy.delay(limits.max_retries, None);
+        assert!(last >= Duration::from_secs(60), "{last:?}");
+    }
+}
