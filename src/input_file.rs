@@ -36,8 +36,10 @@ pub enum InputKind {
     OutputSchema,
     /// `--prices-file`.
     Prices,
-    /// `--auth-file`.
+    /// `--auth-file`, or Pi's own `auth.json`.
     AuthFile,
+    /// Pi's `settings.json`.
+    Settings,
     /// A `--profiles-dir` profile.
     Profile,
     /// The GitHub App's private key (`GITHUB_APP_PRIVATE_KEY_PATH`).
@@ -60,7 +62,10 @@ impl InputKind {
     /// The most bytes read from one file of this kind.
     pub const fn max_bytes(self) -> u64 {
         match self {
-            InputKind::SystemPrompt | InputKind::OutputSchema | InputKind::Prices => MIB,
+            InputKind::SystemPrompt
+            | InputKind::OutputSchema
+            | InputKind::Prices
+            | InputKind::Settings => MIB,
             InputKind::AuthFile | InputKind::Profile | InputKind::AppKey => 64 * KIB,
             InputKind::Skill => 256 * KIB,
             InputKind::Prompt => 16 * MIB,

@@ -1,5 +1,6 @@
 //! Reaching the model: the transport for the configured provider (recording it when asked),
-//! and the model's name, discovered from the server's listing for `dynamo/default`.
+//! and the model's name, discovered from the server's listing for `dynamo/default`; the
+//! listing's context window (`max_model_len`) is used for `dynamo/<id>` too.
 
 use super::*;
 
@@ -35,7 +36,14 @@ impl Session {
                 let client = http_client(self.config.limits.connect_timeout, tls)
                     .map_err(|e| internal(e.to_string()))?;
                 let model = match model {
-                    Some(model) => model.clone(),
+                    Some(model) => {
+                        if *provider == HttpProvider::Dynamo
+                            && self.config.limits.context_window.is_none()
+                        {
+                            discovered_window = self.listed_window(&client, endpoint, model).await;
+                        }
+                        model.clone()
+                    }
                     None => {
                         let listed = self.discover(&client, endpoint).await?;
                         discovered_window = listed.context_window;
@@ -83,6 +91,28 @@ impl Session {
             .or(discovered_window)
             .or_else(|| crate::llm::known_context_window(&model));
         Ok((transport, provider, model))
+    }
+
+    /// `dynamo/<id>`: the context window the server lists for the model, as for
+    /// `dynamo/default`. One try, within the discovery timeout: a server that lists nothing
+    /// (or does not answer) leaves the window to the built-in table, and the run goes on.
+    async fn listed_window(
+        &self,
+        client: &reqwest::Client,
+        endpoint: &crate::config::Endpoint,
+        model: &str,
+    ) -> Option<u64> {
+        let lookup = crate::llm::listed_window(
+            client,
+            &endpoint.base_url,
+            endpoint.api_key.as_deref(),
+            crate::config::defaults::DISCOVERY_TIMEOUT,
+            model,
+        );
+        tokio::select! {
+            _ = self.config.control.aborted() => None,
+            window = lookup => window,
+        }
     }
 
     /// `dynamo/default`: the first model the server lists, retried like a chat request.

@@ -128,14 +128,11 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_TIMEOUT", value_name = "DURATION")]
     pub timeout: Option<FlagDuration>,
 
-    /// Retries of a failed model request (transport errors, 408, 429, 5xx, cut streams).
-    #[arg(long, env = "WORKER_MAX_RETRIES", default_value_t = defaults::MAX_RETRIES, value_name = "N")]
-    pub max_retries: u32,
+    #[arg(long, env = "WORKER_MAX_RETRIES", value_name = "N", help = max_retries_help())]
+    pub max_retries: Option<u32>,
 
-    /// First retry delay; doubles per retry (with jitter), capped at 30s; a server's
-    /// Retry-After wins (up to 120s).
-    #[arg(long, env = "WORKER_RETRY_BASE_DELAY", default_value_t = FlagDuration(defaults::RETRY_BASE_DELAY), value_name = "DURATION")]
-    pub retry_base_delay: FlagDuration,
+    #[arg(long, env = "WORKER_RETRY_BASE_DELAY", value_name = "DURATION", help = retry_base_delay_help())]
+    pub retry_base_delay: Option<FlagDuration>,
 
     /// Output-token limit per model request.
     #[arg(long, env = "WORKER_MAX_TOKENS", value_name = "N")]
@@ -238,7 +235,7 @@ pub struct RunArgs {
     pub otel_endpoint: Option<String>,
 
     /// service.name of the exported telemetry [default: OTEL_SERVICE_NAME, else worker]
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub otel_service_name: Option<String>,
 
     /// Attach prompts, completions and tool arguments/results to spans, cut to 4096 characters
@@ -334,7 +331,7 @@ pub struct RunArgs {
     pub sandbox_hide: Vec<PathBuf>,
 
     /// Image for a VM sandbox; not used by --sandbox none or linux.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub sandbox_image: Option<String>,
 
     /// KEY=VAL added to the environment of every command (repeatable).
@@ -410,6 +407,37 @@ pub struct RunArgs {
 
     /// Prompt text; stdin, if any, is appended inside <stdin> tags.
     pub prompt: Option<String>,
+}
+
+/// A value that must say something: an empty or blank one is a usage error, as in
+/// agentic-pi, rather than a silent fallback to the default.
+fn non_empty(value: &str) -> Result<String, String> {
+    if value.trim().is_empty() {
+        Err("must not be empty".to_string())
+    } else {
+        Ok(value.to_string())
+    }
+}
+
+/// The help of `--max-retries`, naming its default from the constant.
+fn max_retries_help() -> String {
+    format!(
+        "Retries of a failed model request (transport errors, 408, 429, 5xx, cut streams); \
+         over Pi's settings.json retry.maxRetries (retry.enabled false: none) [default: {}]",
+        defaults::MAX_RETRIES
+    )
+}
+
+/// The help of `--retry-base-delay`, naming its default from the constant.
+fn retry_base_delay_help() -> String {
+    format!(
+        "First retry delay, doubling per retry (never earlier, up to 25% later), capped at \
+         {}; a server's Retry-After wins (up to {}); over Pi's settings.json \
+         retry.baseDelayMs [default: {}]",
+        FlagDuration(crate::llm::RetryPolicy::MAX_DELAY),
+        FlagDuration(crate::llm::RetryPolicy::MAX_SERVER_DELAY),
+        FlagDuration(defaults::RETRY_BASE_DELAY)
+    )
 }
 
 /// The help of `--bash-timeout`, naming the per-call default from its constant.

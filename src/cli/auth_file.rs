@@ -4,6 +4,10 @@
 //! Like ssh with a private key, worker refuses a file that group or others can read: a key
 //! that every user of the machine can read is already leaked. OAuth entries (Pi's
 //! subscription logins) are reported and not used.
+//!
+//! Without the flag, Pi's own store in its agent directory is read the same way
+//! ([`load_default`]; see [`super::pi_agent`]), so keys an operator logged in with Pi reach
+//! worker as they reach agentic-pi.
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -20,20 +24,60 @@ pub struct AuthFile {
     pub warnings: Vec<String>,
 }
 
+/// `--auth-file PATH`: every problem is a usage error.
 pub fn load(path: &Path) -> Result<AuthFile, String> {
+    let text = read(path, FLAG)?;
+    let entries = entries(&text).map_err(|err| format!("{FLAG} {}: {err}", path.display()))?;
+    Ok(from_entries(entries, FLAG))
+}
+
+/// Pi's own store, `<agent dir>/auth.json`, read when no `--auth-file` is given (as
+/// agentic-pi does). A missing file is no keys. A file that is not JSON is skipped with a
+/// warning, as Pi skips it; one others can read, or that cannot be read, is refused like
+/// `--auth-file`.
+pub fn load_default(path: &Path) -> Result<AuthFile, String> {
+    let source = DEFAULT_SOURCE;
+    if matches!(std::fs::symlink_metadata(path), Err(err) if err.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Ok(AuthFile::default());
+    }
+    let text = read(path, source)?;
+    match entries(&text) {
+        Ok(entries) => Ok(from_entries(entries, source)),
+        Err(err) => Ok(AuthFile {
+            keys: HashMap::new(),
+            warnings: vec![format!(
+                "{source} {}: {err}; no key is read from it",
+                path.display()
+            )],
+        }),
+    }
+}
+
+/// How the flag's file is named in messages.
+const FLAG: &str = "--auth-file";
+/// How Pi's own store is named in messages.
+const DEFAULT_SOURCE: &str = "Pi's auth file";
+
+/// The file's text, refused when group or others can read it.
+fn read(path: &Path, source: &str) -> Result<String, String> {
     let shown = path.display();
-    let file = InputFile::open(path).map_err(|err| format!("--auth-file {shown}: {err}"))?;
+    let file = InputFile::open(path).map_err(|err| format!("{source} {shown}: {err}"))?;
     let mode = file.metadata().permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
         return Err(format!(
-            "--auth-file {shown}: readable by others (mode {mode:o}); run chmod 600 on it"
+            "{source} {shown}: readable by others (mode {mode:o}); run chmod 600 on it"
         ));
     }
-    let text = file
-        .read_text(InputKind::AuthFile)
-        .map_err(|err| format!("--auth-file {shown}: {err}"))?;
-    let entries: serde_json::Map<String, Value> = serde_json::from_str(&text)
-        .map_err(|err| format!("--auth-file {shown}: not a JSON object of providers: {err}"))?;
+    file.read_text(InputKind::AuthFile)
+        .map_err(|err| format!("{source} {shown}: {err}"))
+}
+
+fn entries(text: &str) -> Result<serde_json::Map<String, Value>, String> {
+    serde_json::from_str(text).map_err(|err| format!("not a JSON object of providers: {err}"))
+}
+
+fn from_entries(entries: serde_json::Map<String, Value>, source: &str) -> AuthFile {
     let mut file = AuthFile::default();
     for (provider, entry) in entries {
         match (
@@ -44,14 +88,14 @@ pub fn load(path: &Path) -> Result<AuthFile, String> {
                 file.keys.insert(provider, key.trim().to_string());
             }
             (Some("oauth"), _) => file.warnings.push(format!(
-                "--auth-file: {provider}: OAuth logins are not supported; give an api_key entry"
+                "{source}: {provider}: OAuth logins are not supported; give an api_key entry"
             )),
             _ => file.warnings.push(format!(
-                "--auth-file: {provider}: expected {{\"type\": \"api_key\", \"key\": \"…\"}}; ignored"
+                "{source}: {provider}: expected {{\"type\": \"api_key\", \"key\": \"…\"}}; ignored"
             )),
         }
     }
-    Ok(file)
+    file
 }
 
 #[cfg(test)]

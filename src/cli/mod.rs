@@ -22,6 +22,7 @@ mod credentials;
 mod limits;
 pub mod manual;
 mod model;
+mod pi_agent;
 mod prompt;
 pub mod reference;
 mod tool_names;
@@ -46,9 +47,15 @@ pub fn build_config(
         (None, None) => Default::default(),
     };
     let mut model = parse_model(&args.model, env, &overrides)?;
-    let auth = match &args.auth_file {
-        Some(path) => auth_file::load(path)?,
-        None => auth_file::AuthFile::default(),
+    let agent_dir = pi_agent::agent_dir(env);
+    let auth = match (&args.auth_file, &agent_dir) {
+        (Some(path), _) => auth_file::load(path)?,
+        (None, Some(dir)) => auth_file::load_default(&dir.join("auth.json"))?,
+        (None, None) => auth_file::AuthFile::default(),
+    };
+    let pi_settings = match &agent_dir {
+        Some(dir) => pi_agent::settings(dir)?,
+        None => pi_agent::Settings::default(),
     };
     if let ModelSource::Http { endpoint, .. } = &mut model
         && let Some(key) = auth.keys.get(&endpoint.label)
@@ -100,7 +107,8 @@ pub fn build_config(
                 .collect()
         }),
     };
-    config.limits = limits::limits(args)?;
+    let (run_limits, retry_warning) = limits::limits(args, &pi_settings.retry)?;
+    config.limits = run_limits;
     config.prompt = PromptConfig {
         system: text_or_file(args.system_prompt.as_deref(), "--system-prompt")?,
         append: text_or_file(
@@ -120,11 +128,13 @@ pub fn build_config(
         config.record = Some(record.clone());
     }
     let mut warnings = auth.warnings;
+    warnings.extend(pi_settings.warnings);
+    warnings.extend(retry_warning);
     let github = crate::github::configure(
         env,
         args.profile.as_deref(),
         args.profiles_dir.as_deref(),
-        config.limits.retry_base_delay,
+        limits::tool_retry_base_delay(args),
         &config.secrets,
     )?;
     warnings.extend(github.warnings);
@@ -136,10 +146,7 @@ pub fn build_config(
         fetch_format: args.web_fetch_format,
         allow_hosts: args.web_allow_host.clone(),
         allow_private: args.web_allow_private,
-        retry: crate::llm::RetryPolicy::new(
-            config.limits.max_retries,
-            config.limits.retry_base_delay,
-        ),
+        retry: limits::tool_retry(args),
     };
     let (web, web_warnings) = WebSearch::configure(&web, env, &config.secrets)?;
     warnings.extend(web_warnings);
@@ -380,8 +387,13 @@ fn resumed(
         }
         (None, true) => {
             let dir = session_dir(args, env, cwd)?;
-            crate::session::most_recent(&dir)
-                .ok_or_else(|| format!("--continue: no session to continue in {}", dir.display()))?
+            crate::session::most_recent(&dir, cwd).ok_or_else(|| {
+                format!(
+                    "--continue: no session of {} to continue in {}",
+                    cwd.display(),
+                    dir.display()
+                )
+            })?
         }
         (None, false) => return Ok(None),
     };

@@ -104,12 +104,16 @@ pub fn parse_model(
     overrides: &BTreeMap<String, Override>,
 ) -> Result<ModelSource, String> {
     let raw = raw.trim();
+    let malformed = || format!("--model must be 'provider/id', got '{raw}'");
     let (prefix, id) = match raw.split_once('/') {
-        Some((prefix, id)) => (prefix, Some(id)),
+        // Both halves must say something: `openai/` and `/gpt` are typos, not defaults.
+        Some((prefix, id)) if prefix.trim().is_empty() || id.trim().is_empty() => {
+            return Err(malformed());
+        }
+        Some((prefix, id)) => (prefix, Some(id.trim())),
         None if raw == "dynamo" => ("dynamo", None),
-        None => return Err(format!("--model must be 'provider/id', got '{raw}'")),
+        None => return Err(malformed()),
     };
-    let id = id.map(str::trim).filter(|id| !id.is_empty());
     let chosen = id.filter(|id| *id != "default").map(str::to_string);
     if prefix == "replay" {
         let path = PathBuf::from(id.ok_or("--model replay/<file>: the fixture path is missing")?);

@@ -58,8 +58,15 @@ impl Env for MapEnv {
 pub mod defaults {
     use std::time::Duration;
 
-    pub const MAX_RETRIES: u32 = 3;
-    pub const RETRY_BASE_DELAY: Duration = Duration::from_secs(1);
+    /// Model request retries: agentic-pi's schedule, 4 s, 8 s, 16 s, 32 s, 64 s. The last
+    /// wait alone outlasts a provider's per-minute rate-limit window, so a fleet that hits
+    /// one rides it out instead of failing.
+    pub const MAX_RETRIES: u32 = 5;
+    pub const RETRY_BASE_DELAY: Duration = Duration::from_secs(4);
+    /// A tool's own HTTP retries (web search, GitHub) keep a short schedule: the model is
+    /// waiting on the call, and a failed call is an answer it can work with.
+    pub const TOOL_MAX_RETRIES: u32 = 3;
+    pub const TOOL_RETRY_BASE_DELAY: Duration = Duration::from_secs(1);
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
     pub const BASH_TIMEOUT_MAX: Duration = crate::tools::BashSettings::MAX_TIMEOUT;

@@ -27,7 +27,7 @@ pub use assemble::{Assembled, Assembler, to_usage};
 pub use context::known_context_window;
 pub use decorate::RequestDecorator;
 pub use error::{LlmError, excerpt};
-pub use models::{DiscoveryError, ListedModel, first_model};
+pub use models::{DiscoveryError, ListedModel, first_model, listed_window};
 pub use retry::RetryPolicy;
 pub use serving::ServerReport;
 pub use sse::{Liveness, SseItem, SseStream};

@@ -1,4 +1,5 @@
-//! `GET <base>/models`: which model a `dynamo/default` run uses.
+//! `GET <base>/models`: which model a `dynamo/default` run uses, and the context window the
+//! server lists for the model a run names (`dynamo/<id>`).
 
 use std::time::Duration;
 
@@ -43,6 +44,40 @@ pub async fn first_model(
     timeout: Duration,
 ) -> Result<ListedModel, DiscoveryError> {
     let url = format!("{base_url}/models");
+    list_models(client, base_url, api_key, timeout)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| DiscoveryError {
+            message: format!("model discovery failed: GET {url}: the server lists no models"),
+            transient: false,
+        })
+}
+
+/// The context window the server lists for model `id`, if it lists one.
+pub async fn listed_window(
+    client: &reqwest::Client,
+    base_url: &str,
+    api_key: Option<&str>,
+    timeout: Duration,
+    id: &str,
+) -> Option<u64> {
+    list_models(client, base_url, api_key, timeout)
+        .await
+        .ok()?
+        .into_iter()
+        .find(|m| m.id == id)?
+        .context_window
+}
+
+/// Every model the server lists (those with an id), in its order.
+async fn list_models(
+    client: &reqwest::Client,
+    base_url: &str,
+    api_key: Option<&str>,
+    timeout: Duration,
+) -> Result<Vec<ListedModel>, DiscoveryError> {
+    let url = format!("{base_url}/models");
     let failure = |reason: String, transient: bool| DiscoveryError {
         message: format!("model discovery failed: GET {url}: {reason}"),
         transient,
@@ -74,12 +109,13 @@ pub async fn first_model(
         .json()
         .await
         .map_err(|err| fail(format!("unexpected response ({})", error_chain(&err))))?;
-    list.data
+    Ok(list
+        .data
         .into_iter()
-        .find(|m| !m.id.is_empty())
+        .filter(|m| !m.id.is_empty())
         .map(|m| ListedModel {
             id: m.id,
             context_window: m.max_model_len,
         })
-        .ok_or_else(|| fail("the server lists no models".to_string()))
+        .collect())
 }

@@ -1,6 +1,6 @@
 //! When to try a failed model request again, and how long to wait first.
 //!
-//! Exponential backoff (base · 2^(n-1), capped) with ±20% jitter so a fleet of workers that
+//! Exponential backoff (base · 2^(n-1), capped) with up to 25% added jitter so a fleet of workers that
 //! failed together does not retry together. A server's `Retry-After` wins over the schedule,
 //! within a ceiling: a header asking for an hour is not a reason to sleep for an hour.
 
@@ -16,12 +16,18 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// The longest scheduled wait: above the default schedule's last (64 s), so that wait
+    /// outlasts a per-minute rate-limit window.
+    pub const MAX_DELAY: Duration = Duration::from_secs(120);
+    /// The longest `Retry-After` honoured as given.
+    pub const MAX_SERVER_DELAY: Duration = Duration::from_secs(120);
+
     pub fn new(max_retries: u32, base_delay: Duration) -> Self {
         RetryPolicy {
             max_retries,
             base_delay,
-            max_delay: Duration::from_secs(30),
-            max_server_delay: Duration::from_secs(120),
+            max_delay: Self::MAX_DELAY,
+            max_server_delay: Self::MAX_SERVER_DELAY,
         }
     }
 
@@ -49,10 +55,12 @@ pub fn server_seconds(secs: f64) -> Option<Duration> {
     Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
-/// A factor in [0.8, 1.2), from the OS random source uuid already uses.
+/// A factor in [1.0, 1.25), from the OS random source uuid already uses. Only ever later
+/// than the schedule: the schedule is a promise (the last default wait outlasts a 60 s
+/// window), and jitter must not break it.
 fn jitter() -> f64 {
     let random = (uuid::Uuid::new_v4().as_u128() % 10_000) as f64 / 10_000.0;
-    0.8 + 0.4 * random
+    1.0 + 0.25 * random
 }
 
 #[cfg(test)]

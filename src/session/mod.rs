@@ -70,16 +70,37 @@ fn slug(cwd: &Path) -> String {
     format!("--{body}--")
 }
 
-/// The most recently written session of a directory.
-pub fn most_recent(dir: &Path) -> Option<PathBuf> {
+/// The most recently written session of `cwd` in a directory. A directory given by
+/// `--session-dir` may hold the sessions of many working directories; as in Pi, `--continue`
+/// takes the newest whose header names this one, never another project's conversation.
+pub fn most_recent(dir: &Path, cwd: &Path) -> Option<PathBuf> {
     let entries = std::fs::read_dir(dir).ok()?;
     entries
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| header_cwd(p).is_some_and(|of| Path::new(&of) == cwd))
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
         .max()
         .map(|(_, p)| p)
+}
+
+/// The most of a session file read to find its header (Pi reads 512 bytes; a long `cwd`
+/// or `parentSession` needs more).
+const HEADER_MAX_BYTES: u64 = 8 * 1024;
+
+/// The `cwd` a session file's header names, if its first line is a session header.
+fn header_cwd(path: &Path) -> Option<String> {
+    let (bytes, _) = crate::input_file::read_prefix(path, HEADER_MAX_BYTES).ok()?;
+    let first = bytes.split(|b| *b == b'\n').next()?;
+    let header: serde_json::Value = serde_json::from_slice(first).ok()?;
+    if header["type"] != "session" || !header["id"].is_string() {
+        return None;
+    }
+    header["cwd"]
+        .as_str()
+        .filter(|cwd| !cwd.is_empty())
+        .map(str::to_string)
 }
 
 /// The file of session `id` in `dir`, if there is one.

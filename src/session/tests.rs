@@ -203,9 +203,18 @@ fn ids_dirs_and_lookups() {
     let first =
         SessionWriter::create(dir.path(), "one", dir.path(), None, secrets.clone()).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let second = SessionWriter::create(dir.path(), "two", dir.path(), None, secrets).unwrap();
+    let second =
+        SessionWriter::create(dir.path(), "two", dir.path(), None, secrets.clone()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // Newer, but another directory's.
+    SessionWriter::create(dir.path(), "three", Path::new("/elsewhere"), None, secrets).unwrap();
+    std::fs::write(dir.path().join("junk.jsonl"), "not a header\n").unwrap();
     assert_eq!(find(dir.path(), "one").as_deref(), Some(first.path()));
-    assert_eq!(most_recent(dir.path()).as_deref(), Some(second.path()));
+    assert_eq!(
+        most_recent(dir.path(), dir.path()).as_deref(),
+        Some(second.path())
+    );
+    assert_eq!(most_recent(dir.path(), Path::new("/nowhere")), None);
 }
 
 #[test]

@@ -58,7 +58,7 @@ fn version_and_help_go_to_stdout_with_exit_0() {
         "--model <PROVIDER/ID>",
         "[env: WORKER_MODEL=]",
         "--max-retries <N>",
-        "[default: 3]",
+        "[default: 5]",
         "--timeout <DURATION>",
         "[env: WORKER_TIMEOUT=]",
         "--bash-timeout <DURATION>",

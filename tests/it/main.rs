@@ -26,6 +26,7 @@ mod golden;
 mod model_server;
 mod output_schema;
 mod parity_cli;
+mod parity_config;
 mod parity_github;
 mod parity_prices;
 mod parity_skills;

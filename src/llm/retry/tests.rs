@@ -3,10 +3,10 @@ use super::*;
 #[test]
 fn delays_double_within_jitter_and_are_capped() {
     let policy = RetryPolicy::new(5, Duration::from_secs(1));
-    for (retry, nominal) in [(1, 1.0), (2, 2.0), (3, 4.0), (6, 30.0)] {
+    for (retry, nominal) in [(1, 1.0), (2, 2.0), (3, 4.0), (8, 120.0)] {
         let delay = policy.delay(retry, None).as_secs_f64();
         assert!(
-            delay >= nominal * 0.8 && delay < nominal * 1.2,
+            delay >= nominal && delay < nominal * 1.25,
             "retry {retry}: {delay}"
         );
     }

@@ -13,7 +13,7 @@ fn a_500_is_retried_visibly_and_counted() {
     run.assert_code(0);
     let start = run.first("auto_retry_start");
     assert_eq!(start["attempt"], 1);
-    assert_eq!(start["maxAttempts"], 3);
+    assert_eq!(start["maxAttempts"], worker::config::defaults::MAX_RETRIES);
     assert_eq!(
         start["errorMessage"],
         "HTTP 500 Internal Server Error: worker crashed"
