@@ -164,10 +164,6 @@ impl SessionWriter {
         std::fs::create_dir_all(dir)?;
         let stamp = now_rfc3339().replace([':', '.'], "-");
         let path = dir.join(format!("{stamp}_{id}.jsonl"));
-        let mut file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)?;
         let header = Header {
             kind: "session",
             version: FORMAT_VERSION,
@@ -178,8 +174,16 @@ impl SessionWriter {
         };
         let mut line = serde_json::to_vec(&header)?;
         line.push(b'\n');
-        file.write_all(&line)?;
-        file.sync_data()?;
+        // The header is written and synced under a temporary name, and the file appears under
+        // its own name only then: a run killed at any moment leaves no session without a
+        // header (which no reader could resume).
+        let mut staged = tempfile::Builder::new()
+            .prefix(".session-")
+            .suffix(".tmp")
+            .tempfile_in(dir)?;
+        staged.write_all(&line)?;
+        staged.as_file().sync_data()?;
+        let file = staged.persist_noclobber(&path).map_err(|err| err.error)?;
         Ok(SessionWriter {
             file,
             path,
