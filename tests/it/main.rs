@@ -35,6 +35,7 @@ mod parity_web;
 mod permissions;
 mod prefix_cache;
 mod process;
+mod promises;
 mod sandbox;
 mod serving;
 mod sessions;
