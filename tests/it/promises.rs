@@ -5,8 +5,7 @@
 //! command; the sandbox's file-size cap; `--auth-file` and the App key are hidden from
 //! commands; read-only calls of one message run concurrently.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -293,47 +292,62 @@ fn the_auth_file_and_the_app_key_are_hidden_from_commands() {
     assert!(std::fs::metadata(&pem).unwrap().len() > 0);
 }
 
-/// A search API whose answer waits until both searches have arrived, or until `patience` has
-/// passed; `overlapped` counts the searches that saw the other one arrive while they waited.
-fn rendezvous_search(patience: Duration) -> (String, Arc<AtomicUsize>) {
+/// What each search saw: its query, and whether the other query arrived while it waited.
+type Meetings = Arc<Mutex<Vec<(String, bool)>>>;
+
+/// A search API whose answer waits until a search for another query has arrived, or until
+/// `patience` has passed.
+fn rendezvous_search(patience: Duration) -> (String, Meetings) {
     #[derive(Clone)]
-    struct Meeting {
-        arrived: Arc<AtomicUsize>,
-        overlapped: Arc<AtomicUsize>,
+    struct Rendezvous {
+        arrived: Arc<Mutex<Vec<String>>>,
+        met: Meetings,
         patience: Duration,
     }
-    async fn search(State(meeting): State<Meeting>) -> impl IntoResponse {
-        meeting.arrived.fetch_add(1, Ordering::SeqCst);
+    async fn search(
+        State(rendezvous): State<Rendezvous>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> impl IntoResponse {
+        let query = body["query"].as_str().unwrap_or_default().to_string();
+        rendezvous.arrived.lock().unwrap().push(query.clone());
         let start = Instant::now();
-        while start.elapsed() < meeting.patience {
-            if meeting.arrived.load(Ordering::SeqCst) >= 2 {
-                meeting.overlapped.fetch_add(1, Ordering::SeqCst);
-                break;
+        let mut met = false;
+        while !met && start.elapsed() < rendezvous.patience {
+            met = rendezvous
+                .arrived
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|q| *q != query);
+            if !met {
+                tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        rendezvous.met.lock().unwrap().push((query, met));
         axum::Json(
             json!({"results": [{"title": "Hit", "url": "https://hit.example/", "content": "snippet"}]}),
         )
     }
-    let meeting = Meeting {
+    let rendezvous = Rendezvous {
         arrived: Arc::default(),
-        overlapped: Arc::default(),
+        met: Arc::default(),
         patience,
     };
-    let overlapped = meeting.overlapped.clone();
+    let met = rendezvous.met.clone();
     let app = Router::new()
         .route("/search", post(search))
-        .with_state(meeting);
-    (format!("http://{}", serve(app)), overlapped)
+        .with_state(rendezvous);
+    (format!("http://{}", serve(app)), met)
 }
 
 #[test]
 fn read_only_calls_of_one_message_run_concurrently() {
     let dir = tempfile::tempdir().unwrap();
-    // Run one at a time, the first search would wait out its patience alone; run together,
-    // each sees the other arrive. The patience only bounds how long a failing run takes.
-    let (api, overlapped) = rendezvous_search(Duration::from_secs(20));
+    // Run one at a time, the first search waits out its patience alone; run together, each
+    // sees the other arrive, within milliseconds. The patience bounds how long a failing run
+    // takes, and stays under the providers' 15 s request timeout, so a search one at a time
+    // is answered (alone) rather than timed out and retried.
+    let (api, met) = rendezvous_search(Duration::from_secs(10));
     let search = |query: &str| json!({"query": query}).to_string();
     let mock = MockLlm::start(vec![
         Reply::Sse(vec![
@@ -359,9 +373,11 @@ fn read_only_calls_of_one_message_run_concurrently() {
     let ends = run.all("tool_execution_end");
     assert_eq!(ends.len(), 2);
     assert!(ends.iter().all(|end| end["isError"] == false), "{ends:?}");
+    let mut met = met.lock().unwrap().clone();
+    met.sort();
     assert_eq!(
-        overlapped.load(Ordering::SeqCst),
-        2,
-        "each search was in flight while the other arrived"
+        met,
+        [("one".to_string(), true), ("two".to_string(), true)],
+        "each search was in flight when the other arrived"
     );
 }
