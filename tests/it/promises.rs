@@ -1,9 +1,9 @@
 //! Promises of the README that no other test pinned, each through the binary and each with a
 //! test that fails when the promise breaks: the sandbox's hidden paths refuse writes as well as
 //! reads; `--max-cost` stops a run; compaction cuts old tool results for the summarizer; the
-//! `--output-last-message` file is redacted; a sandbox that cannot be set up never runs the
-//! command; the sandbox's file-size cap; `--auth-file` and the App key are hidden from
-//! commands; read-only calls of one message run concurrently.
+//! `--output-last-message` file and the ZeroMQ tool events are redacted; a sandbox that cannot
+//! be set up never runs the command; the sandbox's file-size cap; `--auth-file` and the App
+//! key are hidden from commands; read-only calls of one message run concurrently.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,6 +14,7 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use serde_json::{Value, json};
 
+use crate::dynamo_bridge::{Pull, decode};
 use crate::sandbox::{bash, results, sandboxed, scene};
 use crate::support::mock_llm::*;
 use crate::support::run_worker;
@@ -196,6 +197,38 @@ fn the_output_last_message_file_is_redacted() {
         std::fs::read_to_string(&out).unwrap(),
         "The key is [REDACTED], as asked."
     );
+}
+
+#[test]
+fn the_zeromq_tool_events_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "dynamo-key-5c1f9e7a2b";
+    let pull = Pull::bind();
+    // The call id is the model's to choose: here it carries the key.
+    let id = format!("c-{key}");
+    let mock = MockLlm::start(vec![call(&id, "ls", "{}"), answer("done")]);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/m"],
+        "q",
+        &[
+            ("DYNAMO_BASE_URL", &mock.url),
+            ("DYNAMO_API_KEY", key),
+            ("DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT", &pull.endpoint),
+        ],
+    );
+    run.assert_code(0);
+    let messages = pull.wait_for(2);
+    assert_eq!(messages.len(), 2, "tool_start and tool_end");
+    for frames in &messages {
+        let raw = frames.concat();
+        assert!(
+            !raw.windows(key.len()).any(|w| w == key.as_bytes()),
+            "the key left in a record"
+        );
+        let (_, _, record) = decode(frames);
+        assert_eq!(record["tool"]["tool_call_id"], "c-[REDACTED]", "{record}");
+    }
 }
 
 #[test]

@@ -180,14 +180,14 @@ fn the_openai_provider_gets_no_identity_and_no_trace_lines() {
 }
 
 /// A real PULL socket, collecting messages in the background.
-struct Pull {
-    endpoint: String,
+pub(crate) struct Pull {
+    pub(crate) endpoint: String,
     messages: std::sync::Arc<std::sync::Mutex<Vec<Vec<Vec<u8>>>>>,
 }
 
 impl Pull {
     /// Bound on 127.0.0.1.
-    fn bind() -> Pull {
+    pub(crate) fn bind() -> Pull {
         Pull::bind_at("tcp://127.0.0.1:0")
     }
 
@@ -219,7 +219,7 @@ impl Pull {
     }
 
     /// Waits until `count` messages arrived (or 5 s passed).
-    fn wait_for(&self, count: usize) -> Vec<Vec<Vec<u8>>> {
+    pub(crate) fn wait_for(&self, count: usize) -> Vec<Vec<Vec<u8>>> {
         let deadline = Instant::now() + Duration::from_secs(5);
         while self.messages.lock().unwrap().len() < count && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
@@ -228,7 +228,7 @@ impl Pull {
     }
 }
 
-fn decode(frames: &[Vec<u8>]) -> (String, u64, Value) {
+pub(crate) fn decode(frames: &[Vec<u8>]) -> (String, u64, Value) {
     assert_eq!(frames.len(), 3, "topic, sequence, record");
     let topic = String::from_utf8(frames[0].clone()).unwrap();
     let sequence = u64::from_be_bytes(frames[1].as_slice().try_into().unwrap());
