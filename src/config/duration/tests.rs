@@ -77,7 +77,10 @@ mod props {
                 assert!(parsed <= LONGEST, "{text:?} parsed as {parsed:?}");
             }
             Err(message) if text.trim().is_empty() => assert_eq!(message, "empty duration"),
-            Err(message) => assert!(message.contains(&format!("'{text}'")), "{text:?}: {message}"),
+            Err(message) => assert!(
+                message.contains(&format!("'{text}'")),
+                "{text:?}: {message}"
+            ),
         }
     }
 
