@@ -40,14 +40,15 @@ fn the_published_schema_is_the_generated_one() {
     );
     let rendered = serde_json::to_string_pretty(&schema).unwrap() + "\n";
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(PUBLISHED);
-    if std::env::var_os("WORKER_BLESS").is_some() {
-        std::fs::write(&path, &rendered).unwrap();
+    if worker::bless::bless(Path::new(env!("CARGO_MANIFEST_DIR")), PUBLISHED, &rendered)
+        .unwrap_or_else(|err| panic!("{err}"))
+    {
         return;
     }
     let published = std::fs::read_to_string(&path).unwrap();
     assert!(
         published == rendered,
-        "{PUBLISHED} is out of date: WORKER_BLESS=1 cargo test --test it event_schema, and review"
+        "{PUBLISHED} is out of date: WORKER_BLESS={PUBLISHED} cargo test --test it event_schema, and review the diff it prints"
     );
 }
 
