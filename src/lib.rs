@@ -14,6 +14,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
+pub mod bless;
 pub mod cli;
 pub mod config;
 pub mod control;

@@ -1,6 +1,7 @@
 //! The README's flag table, rendered from the clap definitions so the manual cannot drift from
 //! `--help`: flag, environment variable, default and meaning all come from [`super::Cli`].
-//! A test compares it with README.md; `WORKER_BLESS=1 cargo test --lib flag_table` rewrites it.
+//! A test compares it with README.md; `WORKER_BLESS=README.md cargo test --lib flag_table` rewrites it
+//! and prints the diff (see [`crate::bless`]).
 
 use clap::{Arg, CommandFactory};
 

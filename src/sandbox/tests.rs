@@ -21,14 +21,27 @@ fn env_pairs_and_hosts_are_validated() {
         Ok(("A_1".to_string(), "x=y".to_string()))
     );
     assert_eq!(parse_env_pair("K="), Ok(("K".to_string(), String::new())));
-    assert!(parse_env_pair("1A=x").is_err());
-    assert!(parse_env_pair("noequals").is_err());
-    assert!(parse_env_pair("=x").is_err());
+    let not_a_name = |key: &str| {
+        Err(format!(
+            "KEY must be a POSIX variable name (letters, digits, _), got '{key}'"
+        ))
+    };
+    assert_eq!(parse_env_pair("1A=x"), not_a_name("1A"));
+    assert_eq!(
+        parse_env_pair("noequals"),
+        Err("expected KEY=VAL, got 'noequals'".to_string())
+    );
+    assert_eq!(parse_env_pair("=x"), not_a_name(""));
     assert_eq!(parse_host(" *.github.com "), Ok("*.github.com".to_string()));
     assert_eq!(parse_host("GitHub.com:22"), Ok("github.com:22".to_string()));
     assert_eq!(parse_host("[::1]:8443"), Ok("[::1]:8443".to_string()));
-    assert!(parse_host("http://x").is_err());
-    assert!(parse_host("").is_err());
+    let not_a_host = |host: &str| {
+        Err(format!(
+            "expected HOST, *.DOMAIN or an IP address, optionally with :PORT (1-65535), got '{host}'"
+        ))
+    };
+    assert_eq!(parse_host("http://x"), not_a_host("http://x"));
+    assert_eq!(parse_host(""), not_a_host(""));
 }
 
 #[test]

@@ -173,7 +173,11 @@ fn a_compaction_entry_stands_for_what_it_summarized() {
         ]
     );
     assert_eq!(loaded.leaf.as_deref(), Some("a5"));
-    assert!(load(&dir.path().join("missing.jsonl")).is_err());
+    let missing = dir.path().join("missing.jsonl");
+    assert_eq!(
+        load(&missing).unwrap_err(),
+        format!("{}: No such file or directory", missing.display())
+    );
     std::fs::write(&path, "{}\n").unwrap();
     assert!(
         load(&path)
@@ -186,7 +190,12 @@ fn a_compaction_entry_stands_for_what_it_summarized() {
 fn ids_dirs_and_lookups() {
     assert!(validate_id("phase-2.review:1_a").is_ok());
     for bad in ["", ".hidden", "a/b", "x y", &"a".repeat(129)] {
-        assert!(validate_id(bad).is_err(), "{bad}");
+        assert_eq!(
+            validate_id(bad).unwrap_err().to_string(),
+            format!(
+                "'{bad}' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with ."
+            )
+        );
     }
     assert_eq!(
         default_dir(None, Some(Path::new("/home/me")), Path::new("/work/repo")),

@@ -160,7 +160,8 @@ mod toolset {
 }
 
 mod props {
-    //! Arbitrary arguments for every built-in tool parse or are rejected, never panic.
+    //! Arbitrary arguments for every built-in tool parse or are rejected with a named reason,
+    //! never panic, and never parse without a field the schema requires.
 
     use super::super::*;
     use proptest::prelude::*;
@@ -179,15 +180,55 @@ mod props {
             .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>()))
     }
 
-    fn parses<A: DeserializeOwned>(args: &Value) {
-        let _ = parse_args::<A>("t", args, |field| field.to_string());
+    /// `args` parse exactly when serde accepts them; a refusal names the tool, the problem and
+    /// the arguments received; arguments lacking a field the tool's schema requires never parse
+    /// (`edit` is the exception: it also reads a legacy flat form, and checks `edits` after
+    /// parsing).
+    fn parses<A: DeserializeOwned>(tool: &dyn Tool, args: &Value) {
+        let parsed = parse_args::<A>("t", args, |field| format!("missing {field}"));
+        let accepted = serde_json::from_value::<A>(args.clone()).is_ok();
+        assert_eq!(parsed.is_ok(), accepted, "{args}");
+        if let Err(error) = parsed {
+            let received = serde_json::to_string_pretty(args).unwrap_or_default();
+            assert!(
+                error
+                    .message
+                    .starts_with("Validation failed for tool \"t\":\n  - "),
+                "{}",
+                error.message
+            );
+            assert!(
+                error
+                    .message
+                    .ends_with(&format!("\n\nReceived arguments:\n{received}")),
+                "{}",
+                error.message
+            );
+        }
+        let parameters = tool.parameters();
+        let required = parameters["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if tool.name() != "edit"
+            && required
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|name| args.get(name).is_none())
+        {
+            assert!(
+                !accepted,
+                "{} accepted {args} without a required field",
+                tool.name()
+            );
+        }
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(500))]
 
         #[test]
-        fn built_in_tool_arguments_never_panic(
+        fn built_in_tool_arguments_parse_as_their_schema_says(
             read in arguments(&read::ReadTool),
             write in arguments(&write::WriteTool),
             edit in arguments(&edit::EditTool),
@@ -197,14 +238,14 @@ mod props {
             ls in arguments(&ls::LsTool),
             hashline in arguments(&hashline_edit::HashlineEditTool),
         ) {
-            parses::<read::ReadArgs>(&read);
-            parses::<write::WriteArgs>(&write);
-            parses::<edit::EditArgs>(&edit);
-            parses::<bash::BashArgs>(&bash);
-            parses::<grep::GrepArgs>(&grep);
-            parses::<find::FindArgs>(&find);
-            parses::<ls::LsArgs>(&ls);
-            parses::<hashline_edit::HashlineEditArgs>(&hashline);
+            parses::<read::ReadArgs>(&read::ReadTool, &read);
+            parses::<write::WriteArgs>(&write::WriteTool, &write);
+            parses::<edit::EditArgs>(&edit::EditTool, &edit);
+            parses::<bash::BashArgs>(&bash::BashTool, &bash);
+            parses::<grep::GrepArgs>(&grep::GrepTool, &grep);
+            parses::<find::FindArgs>(&find::FindTool, &find);
+            parses::<ls::LsArgs>(&ls::LsTool, &ls);
+            parses::<hashline_edit::HashlineEditArgs>(&hashline_edit::HashlineEditTool, &hashline);
         }
     }
 }

@@ -329,8 +329,10 @@ fn a_command_that_ignores_sigterm_does_not_stretch_the_budget() {
     let elapsed = started.elapsed();
     run.assert_code(3);
     assert_complete(&run);
-    // The SIGTERM grace (2 s) and the output drain (2 s) used to come on top of the budget.
-    assert!(elapsed < Duration::from_millis(2800), "{elapsed:?}");
+    // The SIGTERM grace (2 s) and the output drain (2 s) used to come on top of the budget,
+    // so either one back makes the run at least 4 s; a run that keeps to its 2 s budget has
+    // 1.8 s under the bound for a loaded machine.
+    assert!(elapsed < Duration::from_millis(3800), "{elapsed:?}");
     let end = run.first("tool_execution_end");
     assert_eq!(end["isError"], true);
     assert!(

@@ -13,7 +13,8 @@
 //! API and as the web: `{{SITE}}` in `model.jsonl` becomes its URL, which the expected stream
 //! shows as `<SITE>`.
 //!
-//! `WORKER_BLESS=1 cargo test --test it golden` rewrites the expected files; review the diff.
+//! `WORKER_BLESS=fixtures cargo test --test it golden` rewrites the expected files (or name
+//! one: `WORKER_BLESS=fixtures/<scenario>/expected.jsonl`) and prints the diff to review.
 
 use std::path::{Path, PathBuf};
 
@@ -121,12 +122,11 @@ fn normalize(stdout: &str, cwd: &Path) -> String {
 
 #[test]
 fn every_fixture_scenario_replays_to_its_expected_stream() {
-    let bless = std::env::var_os("WORKER_BLESS").is_some();
     let all = scenarios();
     assert!(all.len() >= 5, "scenarios: {all:?}");
     let failures: Vec<String> = all
         .iter()
-        .flat_map(|dir| replay_scenario(dir, bless, false))
+        .flat_map(|dir| replay_scenario(dir, true, false))
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
@@ -141,7 +141,8 @@ fn every_fixture_scenario_replays_the_same_under_the_linux_sandbox() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Replays one scenario; returns what differs from its expected stream and files.
+/// Replays one scenario; returns what differs from its expected stream and files. With `bless`,
+/// the expected stream is rewritten first when `WORKER_BLESS` names it.
 fn replay_scenario(dir: &Path, bless: bool, sandboxed: bool) -> Vec<String> {
     let mut failures = Vec::new();
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
@@ -181,7 +182,10 @@ fn replay_scenario(dir: &Path, bless: bool, sandboxed: bool) -> Vec<String> {
     }
     let expected_path = dir.join("expected.jsonl");
     if bless {
-        std::fs::write(&expected_path, &actual).unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let relative = expected_path.strip_prefix(root).unwrap_or(&expected_path);
+        worker::bless::bless(root, &relative.to_string_lossy(), &actual)
+            .unwrap_or_else(|err| panic!("{err}"));
     }
     let mut expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
     if sandboxed {

@@ -1,6 +1,6 @@
 //! The command-line conventions agentic-pi users and packagers expect: shell completions and a
 //! manual page generated from the same clap definitions as `--help`, and the committed
-//! `man/worker.1` equal to what the binary prints (`WORKER_BLESS=1` rewrites it); and tool
+//! `man/worker.1` equal to what the binary prints (`WORKER_BLESS=man/worker.1` rewrites it); and tool
 //! results whose `details` have the shapes of Pi's tools.
 
 use std::process::{Command, Stdio};
@@ -23,14 +23,15 @@ fn the_committed_man_page_is_the_one_worker_man_prints() {
     let (page, stderr, code) = worker(&["man"]);
     assert_eq!((code, stderr.as_str()), (0, ""));
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/man/worker.1");
-    if std::env::var_os("WORKER_BLESS").is_some() {
-        std::fs::write(path, &page).unwrap();
+    if worker::bless::bless(env!("CARGO_MANIFEST_DIR").as_ref(), "man/worker.1", &page)
+        .unwrap_or_else(|err| panic!("{err}"))
+    {
         return;
     }
     let committed = std::fs::read_to_string(path).unwrap_or_default();
     assert!(
         committed == page,
-        "man/worker.1 differs from `worker man`; run WORKER_BLESS=1 cargo test --test it parity_cli and review"
+        "man/worker.1 differs from `worker man`; run WORKER_BLESS=man/worker.1 cargo test --test it parity_cli and review the diff it prints"
     );
 }
 

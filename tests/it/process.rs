@@ -179,8 +179,11 @@ fn a_second_signal_exits_at_once() {
     kill(pid, Signal::SIGTERM).unwrap();
     let (code, _, _) = collect(child, reader, seen);
     assert_eq!(code, 143);
+    // A graceful stop waits out the 2 s kill grace from the first signal, so it cannot end
+    // before 2 s; an exit at once ends near 0.2 s. The bound sits just under the grace, which
+    // leaves a loaded machine 1.7 s and a regression no way under it.
     assert!(
-        started.elapsed() < Duration::from_millis(1500),
+        started.elapsed() < Duration::from_millis(1900),
         "{:?}",
         started.elapsed()
     );

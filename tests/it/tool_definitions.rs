@@ -2,7 +2,8 @@
 //! schema exactly as sent in the request's `tools` array, plus the system prompt's tool list.
 //! Models are tuned on these words, so any change to them must show up here as a diff.
 //!
-//! `WORKER_BLESS=1 cargo test --test it tool_definitions` rewrites the golden file; review it.
+//! `WORKER_BLESS=tests/it/golden/tool_definitions.json cargo test --test it tool_definitions`
+//! rewrites the golden file and prints the diff to review.
 
 use std::path::Path;
 
@@ -55,16 +56,16 @@ fn every_tool_definition_matches_the_golden_file() {
     assert_eq!(actual["github"]["tools"].as_array().unwrap().len(), 34);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
     let rendered = serde_json::to_string_pretty(&actual).unwrap() + "\n";
-    if std::env::var_os("WORKER_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, rendered).unwrap();
+    if worker::bless::bless(Path::new(env!("CARGO_MANIFEST_DIR")), GOLDEN, &rendered)
+        .unwrap_or_else(|err| panic!("{err}"))
+    {
         return;
     }
     let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("{GOLDEN}: {err}; bless it with WORKER_BLESS=1"));
+        .unwrap_or_else(|err| panic!("{GOLDEN}: {err}; bless it with WORKER_BLESS={GOLDEN}"));
     let expected: Value = serde_json::from_str(&expected).unwrap();
     assert!(
         actual == expected,
-        "tool definitions differ from {GOLDEN}; if intended, bless with WORKER_BLESS=1 and review:\n{rendered}"
+        "tool definitions differ from {GOLDEN}; if intended, bless with WORKER_BLESS={GOLDEN} and review the diff it prints:\n{rendered}"
     );
 }

@@ -23,9 +23,19 @@ fn provider_mock() -> (String, Seen) {
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         seen.lock()
             .unwrap()
-            .push(("/search".into(), headers, body.clone()));
+            .push(("/search".into(), headers.clone(), body.clone()));
         if body["query"] == "rate me" {
             return (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response();
+        }
+        if body["query"] == "echo the credentials" {
+            // A provider that reflects the request's credentials into a result: what reaches
+            // stdout then depends on redaction alone.
+            let authorization = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default();
+            let hit = json!({"title": "Echo", "url": "https://echo.example/", "content": format!("you sent {authorization}")});
+            return axum::Json(json!({"results": [hit]})).into_response();
         }
         let results: Vec<Value> = (0..15)
             .map(|i| json!({"title": format!("Result {i}"), "url": format!("https://r{i}.example/"), "content": format!("snippet {i}"), "published_date": "2026-11-01"}))
@@ -439,11 +449,14 @@ fn the_ssrf_guard_blocks_internal_addresses_at_every_hop() {
     assert_eq!(end["isError"], false);
 }
 
+/// Long enough (over `secrets::MIN_LEN`) to count as a secret.
+const BUDGET_TEST_KEY: &str = "tvly-budget-test-key-0123456789";
+
 #[test]
 fn the_call_budget_ends_in_a_structured_error_and_the_run_goes_on() {
-    let (api, _) = provider_mock();
+    let (api, seen) = provider_mock();
     let dir = tempfile::tempdir().unwrap();
-    let search = json!({"query": "q"}).to_string();
+    let search = json!({"query": "echo the credentials"}).to_string();
     let mock = MockLlm::start(vec![
         call("c1", "web_search", &search),
         call("c2", "web_search", &search),
@@ -455,13 +468,24 @@ fn the_call_budget_ends_in_a_structured_error_and_the_run_goes_on() {
         "q",
         &[
             ("DYNAMO_BASE_URL", &mock.url),
-            ("TAVILY_API_KEY", "t-key"),
+            ("TAVILY_API_KEY", BUDGET_TEST_KEY),
             ("TAVILY_BASE_URL", &api),
         ],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let ends = run.all("tool_execution_end");
     assert_eq!(ends[0]["isError"], false);
+    // The provider was sent the key and echoed it; the event shows it redacted.
+    let sent = &seen.lock().unwrap()[0].1;
+    assert_eq!(
+        sent[header::AUTHORIZATION],
+        format!("Bearer {BUDGET_TEST_KEY}").as_str()
+    );
+    assert!(
+        text(ends[0]).contains("you sent Bearer [REDACTED]"),
+        "{}",
+        ends[0]
+    );
     assert_eq!(ends[1]["isError"], true);
     assert_eq!(ends[1]["result"]["details"]["error"], "rate_limited");
     let stats = &run.last()["stats"];
@@ -473,5 +497,5 @@ fn the_call_budget_ends_in_a_structured_error_and_the_run_goes_on() {
         (Some(1), Some(0))
     );
     assert!(text(ends[1]).starts_with("Web tool budget exhausted"));
-    assert!(!run.stdout.contains("t-key"), "the key is a secret");
+    assert!(!run.stdout.contains(BUDGET_TEST_KEY), "the key is a secret");
 }

@@ -41,5 +41,10 @@ fn empty_and_blank_prompts_are_refused() {
                 .starts_with("empty prompt")
         );
     }
-    assert!(combine(None, None).is_err());
+    assert!(
+        combine(None, None)
+            .unwrap_err()
+            .to_string()
+            .starts_with("empty prompt: pipe the prompt into stdin")
+    );
 }

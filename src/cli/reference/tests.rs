@@ -12,14 +12,15 @@ fn the_readme_flag_table_is_the_one_clap_describes() {
         .find(END)
         .expect("README.md lacks the flag table end marker");
     let expected = format!("\n\n{}\n", flag_table());
-    if std::env::var_os("WORKER_BLESS").is_some() {
-        let updated = format!("{}{expected}{}", &readme[..start], &readme[end..]);
-        std::fs::write(path, updated).unwrap();
+    let updated = format!("{}{expected}{}", &readme[..start], &readme[end..]);
+    if crate::bless::bless(env!("CARGO_MANIFEST_DIR").as_ref(), "README.md", &updated)
+        .unwrap_or_else(|err| panic!("{err}"))
+    {
         return;
     }
     assert!(
         readme[start..end] == expected,
-        "README.md's flag table differs from the flags; run WORKER_BLESS=1 cargo test --lib flag_table and review:\n{expected}"
+        "README.md's flag table differs from the flags; run WORKER_BLESS=README.md cargo test --lib flag_table and review the diff it prints:\n{expected}"
     );
 }
 

@@ -52,5 +52,8 @@ fn a_url_may_be_allowed_other_schemes() {
         url_with_scheme("X", "ssh://git@ghe.example", &git).unwrap_err(),
         "X 'ssh://git@ghe.example': unsupported scheme 'ssh'; expected a URL starting with https://, http://, file://"
     );
-    assert!(http_url("X", "file:///srv/mirror").is_err());
+    assert_eq!(
+        http_url("X", "file:///srv/mirror").unwrap_err(),
+        "X 'file:///srv/mirror': unsupported scheme 'file'; expected an http:// or https:// URL"
+    );
 }

@@ -49,15 +49,19 @@ async fn with_no_peer_publishing_never_waits_and_everything_is_counted_dropped()
     for i in 0..500u32 {
         relay.publish(i.to_be_bytes().to_vec());
     }
+    // A publish that waited for the missing peer would not return at all; the bound only has
+    // to be far above 500 queue pushes on a loaded two-core machine.
     assert!(
-        started.elapsed() < Duration::from_millis(100),
+        started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
     );
+    // With no peer there is nothing to linger for: with a linger of a minute, closing well
+    // inside it shows the linger was skipped, with a margin no machine load can eat.
     let closing = Instant::now();
-    let counts = relay.close(Duration::from_millis(250)).await;
+    let counts = relay.close(Duration::from_secs(60)).await;
     assert!(
-        closing.elapsed() < Duration::from_millis(50),
+        closing.elapsed() < Duration::from_secs(10),
         "no peer, no linger: {:?}",
         closing.elapsed()
     );
@@ -94,10 +98,13 @@ async fn a_stalled_peer_costs_at_most_the_linger() {
     for _ in 0..10 {
         relay.publish(vec![1]);
     }
+    // The handshake never completes, so without the linger the close would never end: the
+    // linger is the point, with 5 s beyond it for a loaded machine.
+    let linger = Duration::from_secs(1);
     let closing = Instant::now();
-    let counts = relay.close(Duration::from_millis(250)).await;
+    let counts = relay.close(linger).await;
     assert!(
-        closing.elapsed() < Duration::from_millis(300),
+        closing.elapsed() < linger + Duration::from_secs(5),
         "{:?}",
         closing.elapsed()
     );

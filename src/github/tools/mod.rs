@@ -138,9 +138,9 @@ pub struct Registry {
     parsers: Vec<(&'static str, ParseOnly)>,
 }
 
-/// A tool's argument parsing alone (for the property tests).
+/// A tool's argument parsing alone (for the property tests): the refusal's message, if any.
 #[cfg(test)]
-type ParseOnly = fn(&Value);
+type ParseOnly = fn(&Value) -> Result<(), String>;
 
 impl Registry {
     /// A tool that only reads.
@@ -183,7 +183,9 @@ impl Registry {
         }));
         #[cfg(test)]
         self.parsers.push((name, |args| {
-            let _ = crate::tools::parse_args::<A>("t", args, |field| field.to_string());
+            crate::tools::parse_args::<A>("t", args, |field| field.to_string())
+                .map(drop)
+                .map_err(|error| error.message)
         }));
     }
 }

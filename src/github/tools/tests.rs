@@ -102,7 +102,7 @@ mod props {
         /// Every GitHub tool's arguments, built from its own parameter names with arbitrary
         /// values, parse or are rejected; none panics.
         #[test]
-        fn github_tool_arguments_never_panic(
+        fn github_tool_arguments_parse_or_are_refused_with_a_named_reason(
             values in proptest::collection::vec(json_value(), 8),
             picks in proptest::collection::vec(any::<proptest::sample::Index>(), 8),
         ) {
@@ -126,7 +126,19 @@ mod props {
                     .zip(&values)
                     .map(|(pick, value)| (pick.get(&names).to_string(), value.clone()))
                     .collect();
-                parse(&Value::Object(args));
+                let args = Value::Object(args);
+                let required = schema["required"].as_array().cloned().unwrap_or_default();
+                let lacks_required = required
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .any(|field| args.get(field).is_none());
+                match parse(&args) {
+                    Ok(()) => prop_assert!(!lacks_required, "{name} accepted {args} without a required field"),
+                    Err(message) => prop_assert!(
+                        message.starts_with("Validation failed for tool \"t\":\n  - "),
+                        "{name}: {message}"
+                    ),
+                }
             }
         }
     }

@@ -146,13 +146,26 @@ mod props {
             prop_assert_eq!(collect(split(body.as_bytes(), &cuts)), expected);
         }
 
-        /// Arbitrary bytes are items or errors, never a panic or a hang.
+        /// Arbitrary bytes are items or errors, never a panic or a hang; read boundaries do not
+        /// change them, and no item appears without a `data` field to carry it.
         #[test]
-        fn any_bytes_are_items_or_errors(
-            bytes in proptest::collection::vec(any::<u8>(), 0..300),
+        fn any_bytes_are_the_same_items_however_they_are_read(
+            pieces in proptest::collection::vec(prop_oneof![
+                proptest::collection::vec(any::<u8>(), 1..8),
+                Just(b"data: ".to_vec()),
+                Just(b"\n".to_vec()),
+                Just(b"\r\n".to_vec()),
+                Just(b"[DONE]".to_vec()),
+                Just(br#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#.to_vec()),
+            ], 0..60),
             cuts in proptest::collection::vec(any::<usize>(), 0..6),
         ) {
-            let _ = collect(split(&bytes, &cuts));
+            let bytes = pieces.concat();
+            let whole = collect(vec![bytes.clone()]);
+            let data_fields = bytes.windows(4).filter(|window| window == b"data").count();
+            let items = whole.iter().filter(|item| item.is_ok()).count();
+            prop_assert!(items <= data_fields, "{items} items from {data_fields} data fields");
+            prop_assert_eq!(collect(split(&bytes, &cuts)), whole);
         }
     }
 }

@@ -29,9 +29,21 @@ mod props {
 
         #[test]
         fn any_retry_after_value_is_a_delay_or_none(text in "\\PC{0,40}", secs in any::<f64>()) {
-            let _ = parse_retry_after(&text);
+            // A delay only from a number or an HTTP date; surrounding blanks change nothing.
+            let delay = parse_retry_after(&text);
+            let number_or_date = text.trim().parse::<f64>().is_ok()
+                || httpdate::parse_http_date(text.trim()).is_ok();
+            prop_assert!(delay.is_none() || number_or_date, "{text:?} read as {delay:?}");
+            let padded = parse_retry_after(&format!(" {text}\t"));
+            if text.trim().parse::<f64>().is_ok() {
+                prop_assert_eq!(padded, delay);
+            } else {
+                // A date's delay counts down between the two calls.
+                prop_assert_eq!(padded.is_some(), delay.is_some());
+            }
             let parsed = parse_retry_after(&secs.to_string());
             prop_assert_eq!(parsed.is_some(), secs >= 0.0 && !secs.is_nan());
+            prop_assert_eq!(parse_retry_after(&format!(" {secs}\t")), parsed);
         }
     }
 }

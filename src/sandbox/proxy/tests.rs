@@ -232,8 +232,36 @@ mod props {
         #![proptest_config(ProptestConfig::with_cases(3000))]
 
         #[test]
-        fn any_bytes_are_a_request_an_incomplete_head_or_a_refusal(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-            let _ = request::parse(&bytes);
+        fn any_bytes_are_a_request_an_incomplete_head_or_a_refusal(
+            pieces in proptest::collection::vec(prop_oneof![
+                proptest::collection::vec(any::<u8>(), 1..8),
+                Just(b"CONNECT example.com:443 HTTP/1.1\r\n".to_vec()),
+                Just(b"GET http://example.com/ HTTP/1.1\r\n".to_vec()),
+                Just(b"Host: example.com\r\n".to_vec()),
+                Just(b"Content-Length: 3\r\n".to_vec()),
+                Just(b"\r\n".to_vec()),
+                Just(b"abc".to_vec()),
+            ], 0..12),
+        ) {
+            let bytes = pieces.concat();
+            match request::parse(&bytes) {
+                // An incomplete head stays incomplete however much of it is cut off.
+                Ok(None) => {
+                    prop_assert!(bytes.len() <= request::MAX_HEAD);
+                    for cut in 0..bytes.len() {
+                        prop_assert_eq!(request::parse(&bytes[..cut]), Ok(None));
+                    }
+                }
+                // What follows the head is the client's, passed on as read, and a plain request
+                // never carries more than its declared body.
+                Ok(Some(request::Request::Connect { early, .. })) => prop_assert!(bytes.ends_with(&early)),
+                Ok(Some(request::Request::Http { head, body_length, early, .. })) => {
+                    prop_assert!(bytes.ends_with(&early));
+                    prop_assert!(early.len() as u64 <= body_length);
+                    prop_assert!(head.ends_with(b"\r\n\r\n"));
+                }
+                Err(reason) => prop_assert!(!reason.is_empty()),
+            }
         }
 
         #[test]

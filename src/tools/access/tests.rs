@@ -17,24 +17,44 @@ fn writes_stay_inside_and_hidden_paths_stay_unread() {
             .check(&cwd.join("new/file.txt"), Access::Write)
             .is_ok()
     );
-    assert!(policy.check(&root.path().join("x"), Access::Write).is_err());
+    let outside = policy
+        .check(&root.path().join("x"), Access::Write)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        outside.ends_with("x is outside the sandbox's writable area (the working directory and its private temp directory); everything else is read-only"),
+        "{outside}"
+    );
     assert!(policy.check(&root.path().join("x"), Access::Read).is_ok());
     // `..` through a directory that does not exist yet.
+    let dotdot = policy
+        .check(&cwd.join("new/../../escape.txt"), Access::Write)
+        .unwrap_err()
+        .to_string();
     assert!(
-        policy
-            .check(&cwd.join("new/../../escape.txt"), Access::Write)
-            .is_err()
+        dotdot.ends_with("it uses `..` after a directory that does not exist yet"),
+        "{dotdot}"
     );
     // A symlink planted in the working directory leads outside.
+    let through_link = policy
+        .check(&cwd.join("up/escape.txt"), Access::Write)
+        .unwrap_err()
+        .to_string();
     assert!(
-        policy
-            .check(&cwd.join("up/escape.txt"), Access::Write)
-            .is_err()
+        through_link.ends_with("is outside the sandbox's writable area (the working directory and its private temp directory); everything else is read-only"),
+        "{through_link}"
     );
     let hidden = policy.check(&cwd.join("key"), Access::Read).unwrap_err();
     assert!(
         hidden.to_string().contains("hidden by the sandbox"),
         "{hidden}"
     );
-    assert!(policy.check(&secrets, Access::Read).is_err());
+    let secrets_dir = policy
+        .check(&secrets, Access::Read)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        secrets_dir.ends_with(".ssh is hidden by the sandbox (credentials are not readable)"),
+        "{secrets_dir}"
+    );
 }

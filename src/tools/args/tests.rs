@@ -31,13 +31,20 @@ fn numbers_and_booleans_may_arrive_as_strings() {
 
 #[test]
 fn negative_fractional_and_wrong_types_are_rejected() {
-    for bad in [
-        json!({"n": -1}),
-        json!({"n": 1.5}),
-        json!({"n": "x"}),
-        json!({"b": 1}),
+    for (bad, complaint) in [
+        (json!({"n": -1}), "expected a non-negative integer, got -1"),
+        (
+            json!({"n": 1.5}),
+            "expected a non-negative integer, got 1.5",
+        ),
+        (
+            json!({"n": "x"}),
+            "expected a non-negative integer, got \"x\"",
+        ),
+        (json!({"b": 1}), "expected a boolean, got 1"),
     ] {
-        assert!(serde_json::from_value::<P>(bad.clone()).is_err(), "{bad}");
+        let err = serde_json::from_value::<P>(bad.clone()).unwrap_err();
+        assert_eq!(err.to_string(), complaint, "{bad}");
     }
     let err = serde_json::from_value::<P>(json!({"n": "ten"})).unwrap_err();
     assert_eq!(

@@ -35,8 +35,17 @@ mod props {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
         #[test]
-        fn any_anchor_text_parses_or_is_rejected(text in "\\PC{0,30}") {
-            let _ = parse_anchor(&text);
+        fn any_anchor_text_parses_to_a_valid_anchor_or_is_rejected(
+            text in prop_oneof!["\\PC{0,30}", "[ +0-9]{0,4}#[ 0-9A-Za-z]{0,4}(:\\PC{0,10})?"],
+        ) {
+            if let Some((number, tag)) = parse_anchor(&text) {
+                prop_assert!(number > 0);
+                prop_assert!(text.contains(&number.to_string()), "{text:?} read as line {number}");
+                prop_assert!(tag.len() == 2 && tag.bytes().all(|b| ALPHABET.contains(&b)), "{text:?}: {tag:?}");
+                prop_assert!(text.contains(&tag), "{text:?} read as tag {tag:?}");
+                // The parsed anchor, printed plainly, reads back as itself.
+                prop_assert_eq!(parse_anchor(&format!("{number}#{tag}")), Some((number, tag)));
+            }
         }
 
         #[test]
