@@ -21,4 +21,4 @@ bench:
 
 # Rewrite fixtures/*/expected.jsonl from the current binary; review the diff before committing.
 bless:
-    WORKER_BLESS=1 cargo test --test it golden
+    WORKER_BLESS=fixtures cargo test --test it golden
