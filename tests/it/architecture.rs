@@ -12,6 +12,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("text", &[]),
     ("input_file", &[]),
     ("net", &[]),
+    ("bless", &[]),
     ("secrets", &["sync"]),
     ("events", &["secrets", "sync"]),
     (
@@ -115,6 +116,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "dynamo",
             "events",
             "exit",
+            "bless",
             "file_search",
             "github",
             "input_file",
