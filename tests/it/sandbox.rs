@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::support::mock_llm::*;
+pub(crate) use crate::support::results;
 use crate::support::{Run, run_worker};
 
 /// A repository, a home with credentials, and a directory outside both.
@@ -73,22 +74,6 @@ pub(crate) fn sandboxed(
     ];
     all_env.extend_from_slice(env);
     run_worker(&scene.repo, &args, "try to escape", &all_env)
-}
-
-/// The result text and error flag of each tool call, in order.
-pub(crate) fn results(run: &Run) -> Vec<(String, bool)> {
-    run.all("tool_execution_end")
-        .iter()
-        .map(|e| {
-            (
-                e["result"]["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                e["isError"].as_bool().unwrap(),
-            )
-        })
-        .collect()
 }
 
 #[test]

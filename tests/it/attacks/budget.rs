@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
+use crate::support::results;
 use crate::support::{Run, run_worker};
 
 /// On top of `--timeout`: the run's start, its closing lines, a busy machine.
@@ -107,22 +108,6 @@ fn assert_timed_out(run: &Run, elapsed: Duration, budget: Duration, what: &str) 
         "{what}: {}",
         run.stderr
     );
-}
-
-/// The text of every call's result, in the order they ended, and whether each is an error.
-fn results(run: &Run) -> Vec<(String, bool)> {
-    run.all("tool_execution_end")
-        .iter()
-        .map(|end| {
-            (
-                end["result"]["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                end["isError"] == true,
-            )
-        })
-        .collect()
 }
 
 fn stopped(tool: &str) -> (String, bool) {

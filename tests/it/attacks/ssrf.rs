@@ -331,6 +331,8 @@ fn every_special_purpose_range_is_refused_before_any_connection() {
 /// The machine's own addresses but loopback and IPv6 link-local (which needs a scope), each
 /// with a server listening on it.
 fn servers_on_own_addresses() -> Vec<(String, Server)> {
+    // Enumerated here, not with `net::own_addresses`: an address the product's enumeration
+    // missed must still be attacked.
     let own: Vec<(String, IpAddr)> = nix::ifaddrs::getifaddrs()
         .unwrap()
         .filter_map(|entry| {

@@ -214,3 +214,19 @@ pub fn run_worker_measured(
         .unwrap_or_else(|| panic!("time's report: {text:?}"));
     (run, peak)
 }
+
+/// The text of every tool call's result, in the order they ended, and whether each is an error.
+pub fn results(run: &Run) -> Vec<(String, bool)> {
+    run.all("tool_execution_end")
+        .iter()
+        .map(|end| {
+            (
+                end["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                end["isError"] == true,
+            )
+        })
+        .collect()
+}
