@@ -46,14 +46,12 @@ impl Secrets {
     /// except PEM armor (`-----BEGIN …`), which is no secret.
     pub fn add(&self, value: impl AsRef<str>) {
         let value = value.as_ref().trim();
-        if value.chars().count() < MIN_LEN {
-            return;
-        }
         let lines = value
             .lines()
             .map(str::trim)
             .filter(|line| *line != value && !line.starts_with("-----"));
         let mut forms: Vec<String> = Vec::new();
+        // The value itself is the first form, so a short value adds nothing.
         for form in std::iter::once(value).chain(lines) {
             if form.chars().count() < MIN_LEN {
                 continue;

@@ -34,6 +34,22 @@ fn values_are_trimmed_and_placeholders_are_no_secrets() {
 }
 
 #[test]
+fn the_minimum_length_counts_characters_and_applies_to_values_and_lines() {
+    // Exactly MIN_LEN characters is a secret; one fewer is not, however many bytes it takes.
+    let secrets = Secrets::from_values(["12345678", "ääääääää", "äääääää"].map(String::from));
+    assert_eq!(
+        secrets.redact("12345678 ääääääää äääääää 1234567"),
+        "[REDACTED] [REDACTED] äääääää 1234567"
+    );
+    // The same rule for each line of a value of several lines.
+    let secrets = Secrets::from_values(["line-one-is-long
+abcdefgh
+abcdefg"
+        .to_string()]);
+    assert_eq!(secrets.redact("abcdefgh abcdefg"), "[REDACTED] abcdefg");
+}
+
+#[test]
 fn each_line_of_a_key_file_is_a_secret_but_not_its_armor() {
     let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1b2c3d4\nq8w7e6r5t4y3u2i1o0p9\nshort\n-----END RSA PRIVATE KEY-----\n";
     let secrets = Secrets::from_values([pem.to_string()]);

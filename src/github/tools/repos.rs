@@ -39,8 +39,7 @@ pub struct FileContentsArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Path in the repository ('' or '/' for the root)
-    #[schemars(required)]
-    path: Option<OptText>,
+    path: OptText,
     /// Branch, tag or commit sha (default: the default branch)
     #[serde(default)]
     branch: OptText,
@@ -82,12 +81,7 @@ fn get_file_contents(call: Call<'_, FileContentsArgs>) -> Handled<'_> {
         let path = format!(
             "{}/contents/{}{q}",
             a.repo.path(),
-            file_path(
-                a.path
-                    .as_ref()
-                    .and_then(OptText::as_deref)
-                    .unwrap_or_default()
-            )
+            file_path(a.path.as_deref().unwrap_or_default())
         );
         let mut value = call.gh.json(Method::Get, &path, None).await?;
         match &mut value {

@@ -141,5 +141,91 @@ mod props {
                 }
             }
         }
+
+        /// Arguments built from each tool's schema with valid values, some fields left out:
+        /// they parse exactly when every required field is there, and a missing one is named.
+        #[test]
+        fn valid_arguments_parse_iff_every_required_field_is_present(
+            keep in proptest::collection::vec(any::<bool>(), 16),
+        ) {
+            let registry = registry(&shared());
+            for (tool, (name, parse)) in registry.tools.iter().zip(&registry.parsers) {
+                let schema = tool.parameters();
+                let properties = schema["properties"].as_object().unwrap();
+                let args: serde_json::Map<String, Value> = properties
+                    .iter()
+                    .zip(keep.iter().cycle())
+                    .filter(|(_, keep)| **keep)
+                    .map(|((field, property), _)| (field.clone(), valid_value(property)))
+                    .collect();
+                let missing: Vec<&str> = schema["required"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|field| !args.contains_key(*field))
+                    .collect();
+                let args = Value::Object(args);
+                match parse(&args) {
+                    Ok(()) => prop_assert!(missing.is_empty(), "{name} accepted {args} without {missing:?}"),
+                    // The test parser names a missing field bare (the tool adds its kind).
+                    Err(message) => {
+                        let named: Vec<&str> =
+                            message.lines().filter_map(|line| line.strip_prefix("  - ")).collect();
+                        prop_assert!(
+                            !named.is_empty() && named.iter().all(|field| missing.contains(field)),
+                            "{name} refused {args} with {message}, missing {missing:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn shared() -> Arc<Shared> {
+        let gh = GitHub::new(
+            "http://127.0.0.1:9",
+            crate::github::auth::Credentials::Token("t".into()),
+            std::time::Duration::from_millis(1),
+            crate::secrets::Secrets::default(),
+        );
+        let git = GitSettings {
+            server_url: "http://127.0.0.1:9".into(),
+            credentials: PathBuf::from("/nonexistent"),
+        };
+        Arc::new(Shared { gh, git })
+    }
+
+    /// A value its property's schema accepts: the first of an enum, else one of its type.
+    fn valid_value(property: &Value) -> Value {
+        if let Some(first) = property["enum"]
+            .as_array()
+            .and_then(|values| values.first())
+        {
+            return first.clone();
+        }
+        let kind = match &property["type"] {
+            Value::Array(kinds) => kinds
+                .iter()
+                .find(|k| *k != "null")
+                .cloned()
+                .unwrap_or_default(),
+            kind => kind.clone(),
+        };
+        match kind.as_str() {
+            Some("string") => json!("text"),
+            Some("integer" | "number") => json!(1),
+            Some("boolean") => json!(true),
+            Some("array") => json!([valid_value(&property["items"])]),
+            Some("object") => Value::Object(
+                property["properties"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(field, inner)| (field.clone(), valid_value(inner)))
+                    .collect(),
+            ),
+            other => panic!("no valid value for type {other:?} in {property}"),
+        }
     }
 }
