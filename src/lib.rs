@@ -24,6 +24,7 @@ pub mod exit;
 pub mod extension;
 pub mod file_search;
 pub mod github;
+pub mod http;
 pub mod input_file;
 pub mod llm;
 pub mod net;

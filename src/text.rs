@@ -17,3 +17,13 @@ pub fn ceil_char_boundary(text: &str, index: usize) -> usize {
     }
     i
 }
+
+/// At most `max` bytes of `text` (on a char boundary), marked when cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let cut = floor_char_boundary(text, max);
+    format!("{}…", &text[..cut])
+}

@@ -33,7 +33,7 @@ impl Session {
                 }
                 // Plain-http endpoints (a local Dynamo) need no CA store.
                 let tls = endpoint.base_url.starts_with("https://");
-                let client = http_client(self.config.limits.connect_timeout, tls)
+                let client = crate::http::client(self.config.limits.connect_timeout, tls)
                     .map_err(|e| internal(e.to_string()))?;
                 let model = match model {
                     Some(model) => {
@@ -140,17 +140,17 @@ impl Session {
                 Ok(model) => return Ok(model),
                 Err(error) => error,
             };
-            if !error.transient || attempt >= policy.max_retries {
+            let Some(wait) = policy.next_wait(attempt, error.transient, None) else {
                 let tries = match attempt {
                     0 => String::new(),
                     n => format!(" ({} attempts)", n + 1),
                 };
                 return Err(fatal(format!("{}{tries}", error.message)));
-            }
+            };
             attempt += 1;
             tokio::select! {
                 _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
-                _ = tokio::time::sleep(policy.delay(attempt, None)) => {}
+                _ = tokio::time::sleep(wait) => {}
             }
         }
     }

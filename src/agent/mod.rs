@@ -38,12 +38,12 @@ use crate::events::{
     UsageStats, UserMessage, now_millis, now_rfc3339,
 };
 use crate::exit::ExitStatus;
+use crate::http::RetryPolicy;
 use crate::llm::fixture::{
     FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
 use crate::llm::{
-    HttpTransport, RequestSpec, RetryPolicy, ToolDefinition, Transport, build_body, first_model,
-    http_client, tools_json,
+    HttpTransport, RequestSpec, ToolDefinition, Transport, build_body, first_model, tools_json,
 };
 use crate::tools::{BashSettings, FileLocks, Leftovers, ToolContext, ToolSet};
 use ending::{Failure, failure_line};

@@ -17,11 +17,13 @@ use super::streaming::StreamingMessage;
 use crate::control::RunControl;
 use crate::events::{AssistantMessage, Emitter, Event, Serving, StopReason, Usage, now_millis};
 use crate::extension::{Exchange, Extension};
+use crate::http::RetryPolicy;
 use crate::llm::{
-    Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, RetryPolicy, SseItem,
-    SseStream, Transport, excerpt,
+    Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, SseItem, SseStream,
+    Transport,
 };
 use crate::secrets::Secrets;
+use crate::text::excerpt;
 
 /// The most of an error response body kept for the message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -146,9 +148,11 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
             resends += 1;
             continue;
         }
-        if error.is_retryable() && retries < ctx.retry.max_retries && !ctx.control.is_aborted() {
+        let wait = ctx
+            .retry
+            .next_wait(retries, error.is_retryable(), error.retry_after());
+        if let Some(delay) = wait.filter(|_| !ctx.control.is_aborted()) {
             retries += 1;
-            let delay = ctx.retry.delay(retries, error.retry_after());
             let message = error.to_string();
             ctx.emitter.emit(&Event::AutoRetryStart {
                 attempt: retries,

@@ -434,8 +434,8 @@ fn retry_base_delay_help() -> String {
         "First retry delay, doubling per retry (never earlier, up to 25% later), capped at \
          {}; a server's Retry-After wins (up to {}); over Pi's settings.json \
          retry.baseDelayMs [default: {}]",
-        FlagDuration(crate::llm::RetryPolicy::MAX_DELAY),
-        FlagDuration(crate::llm::RetryPolicy::MAX_SERVER_DELAY),
+        FlagDuration(crate::http::RetryPolicy::MAX_DELAY),
+        FlagDuration(crate::http::RetryPolicy::MAX_SERVER_DELAY),
         FlagDuration(defaults::RETRY_BASE_DELAY)
     )
 }

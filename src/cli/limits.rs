@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use crate::config::{Limits, defaults};
-use crate::llm::RetryPolicy;
+use crate::http::RetryPolicy;
 
 use super::RunArgs;
 use super::pi_agent::FileRetry;

@@ -68,7 +68,7 @@ pub async fn send(transport: Arc<dyn Transport>, request: Request) -> SessionFin
         Ok(Err(err)) => SessionFinal {
             request_id,
             status: None,
-            error: Some(crate::llm::error_chain(&err)),
+            error: Some(crate::http::error_chain(&err)),
         },
         Err(_) => SessionFinal {
             request_id,

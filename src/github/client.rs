@@ -18,12 +18,17 @@ use octocrab::Octocrab;
 use serde_json::{Value, json};
 
 use super::auth::Credentials;
+use crate::http::{RetryPolicy, retry_after, transient_status};
 use crate::secrets::Secrets;
 
 /// Tokens are refreshed this long before they expire.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(5 * 60);
-/// The longest wait a rate-limit reset can ask for.
+/// The longest wait a rate-limit reset or `Retry-After` can ask for.
 const MAX_WAIT: Duration = Duration::from_secs(60);
+/// The longest scheduled wait between tries.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Tries after the first (agentic-pi's three).
+const MAX_RETRIES: u32 = 3;
 const JSON: &str = "application/vnd.github+json";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,8 +110,7 @@ pub struct Response {
 pub struct GitHub {
     api_base: String,
     credentials: Credentials,
-    retry_base: Duration,
-    max_retries: u32,
+    retry: RetryPolicy,
     state: tokio::sync::Mutex<Option<(Token, Octocrab)>>,
     secrets: Secrets,
 }
@@ -125,8 +129,12 @@ impl GitHub {
         GitHub {
             api_base: api_base.trim_end_matches('/').to_string(),
             credentials,
-            retry_base,
-            max_retries: 3,
+            retry: RetryPolicy {
+                max_retries: MAX_RETRIES,
+                base_delay: retry_base,
+                max_delay: MAX_BACKOFF,
+                max_server_delay: MAX_WAIT,
+            },
             state: tokio::sync::Mutex::new(None),
             secrets,
         }
@@ -190,7 +198,7 @@ impl GitHub {
 
     fn build(&self, token: Option<&str>) -> Result<Octocrab, ApiError> {
         // octocrab's own rustls setup needs a process-wide crypto provider.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::http::install_tls();
         let mut builder = Octocrab::builder()
             .base_uri(self.api_base.as_str())
             .map_err(|err| {
@@ -290,18 +298,14 @@ impl GitHub {
                 }
                 Err(error) => (error, None),
             };
-            if !error.transient || attempt >= self.max_retries {
+            let Some(wait) = self.retry.next_wait(attempt, error.transient, wait) else {
                 return Err(ApiError {
                     message: self.redact(&error.message),
                     ..error
                 });
-            }
+            };
             attempt += 1;
-            let backoff = self
-                .retry_base
-                .saturating_mul(1 << (attempt - 1).min(10))
-                .min(Duration::from_secs(30));
-            tokio::time::sleep(wait.unwrap_or(backoff).min(MAX_WAIT)).await;
+            tokio::time::sleep(wait).await;
         }
     }
 
@@ -370,7 +374,7 @@ fn transport(err: octocrab::Error) -> ApiError {
     ApiError {
         message: format!(
             "request to GitHub failed: {}",
-            crate::llm::error_chain(&err)
+            crate::http::error_chain(&err)
         ),
         status: None,
         transient: true,
@@ -384,7 +388,7 @@ fn status_error(status: u16, body: &str, headers: &HeaderMap) -> ApiError {
     let mut message = parsed
         .as_ref()
         .and_then(|v| v["message"].as_str().map(str::to_string))
-        .unwrap_or_else(|| crate::llm::excerpt(body, 300));
+        .unwrap_or_else(|| crate::text::excerpt(body, 300));
     let mut codes = Vec::new();
     if let Some(errors) = parsed.as_ref().and_then(|v| v["errors"].as_array()) {
         codes = errors
@@ -417,16 +421,14 @@ fn status_error(status: u16, body: &str, headers: &HeaderMap) -> ApiError {
     ApiError {
         message,
         status: Some(status),
-        transient: matches!(status, 408 | 429 | 500 | 502 | 503 | 504) || rate_limited,
+        transient: transient_status(status) || rate_limited,
         codes,
     }
 }
 
 /// How long the server asked us to wait: `Retry-After`, or until the rate limit resets.
 fn server_wait(headers: &HeaderMap) -> Option<Duration> {
-    if let Some(wait) =
-        header(headers, "retry-after").and_then(|v| crate::llm::parse_retry_after(&v))
-    {
+    if let Some(wait) = retry_after(headers) {
         return Some(wait);
     }
     if header(headers, "x-ratelimit-remaining").as_deref() == Some("0") {

@@ -236,7 +236,7 @@ impl Translator {
     pub fn translate(&mut self, data: &str) -> Result<Translated, LlmError> {
         let event: StreamEvent = serde_json::from_str(data).map_err(|err| LlmError::Malformed {
             error: err.to_string(),
-            excerpt: super::excerpt(data, 200),
+            excerpt: crate::text::excerpt(data, 200),
         })?;
         let mut chunk = ChatChunk::default();
         let mut delta = Delta::default();

@@ -45,7 +45,7 @@ impl LlmError {
         match self {
             LlmError::Transport(TransportError::Replay(_)) => false,
             LlmError::Transport(_) => true,
-            LlmError::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            LlmError::Status { status, .. } => crate::http::transient_status(*status),
             LlmError::Idle(_) | LlmError::Truncated | LlmError::Cut(_) => true,
             LlmError::Malformed { .. } | LlmError::InStream(_) | LlmError::NotSse { .. } => false,
         }
@@ -82,7 +82,7 @@ impl LlmError {
                     .or_else(|| json.get("error"))
                     .and_then(|m| m.as_str().map(str::to_string))
             })
-            .unwrap_or_else(|| excerpt(body, 500));
+            .unwrap_or_else(|| crate::text::excerpt(body, 500));
         let message = if message.trim().is_empty() {
             "(empty response body)".to_string()
         } else {
@@ -102,16 +102,6 @@ fn reason(status: u16) -> String {
         .ok()
         .and_then(|code| code.canonical_reason())
         .map_or(String::new(), |phrase| format!(" {phrase}"))
-}
-
-/// At most `max` bytes of `text` (on a char boundary), marked when cut.
-pub fn excerpt(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let cut = crate::text::floor_char_boundary(text, max);
-    format!("{}…", &text[..cut])
 }
 
 #[cfg(test)]

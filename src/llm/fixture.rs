@@ -38,8 +38,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::record_redact::redact_sse_body;
-use super::retry::server_seconds;
 use super::transport::{ByteStream, Request, Response, Transport, TransportError, TransportFuture};
+use crate::http::server_seconds;
 use crate::secrets::Secrets;
 use crate::sync::LockExt;
 

@@ -5,7 +5,7 @@
 //! The pieces, from the wire up: a [`Transport`] turns a request into a status and a byte
 //! stream (HTTP, or a replayed fixture, optionally recorded); [`SseStream`] turns bytes into
 //! chunks; [`Assembler`] turns chunks into an assistant message and its delta events. The
-//! agent loop drives them and owns retries ([`RetryPolicy`]) because retries are visible in
+//! agent loop drives them and owns retries (`crate::http::RetryPolicy`) because retries are visible in
 //! the event stream.
 
 mod anthropic;
@@ -17,7 +17,6 @@ pub mod fixture;
 mod models;
 pub mod pricing;
 mod record_redact;
-mod retry;
 mod serving;
 mod sse;
 mod transport;
@@ -26,15 +25,11 @@ mod wire;
 pub use assemble::{Assembled, Assembler, to_usage};
 pub use context::known_context_window;
 pub use decorate::RequestDecorator;
-pub use error::{LlmError, excerpt};
+pub use error::LlmError;
 pub use models::{DiscoveryError, ListedModel, first_model, listed_window};
-pub use retry::RetryPolicy;
 pub use serving::ServerReport;
 pub use sse::{Liveness, SseItem, SseStream};
-pub use transport::{
-    ByteStream, HttpTransport, Request, Response, Transport, TransportError, error_chain,
-    http_client, parse_retry_after,
-};
+pub use transport::{ByteStream, HttpTransport, Request, Response, Transport, TransportError};
 pub use wire::{RequestSpec, ToolDefinition, WireUsage, build_body, tools_json};
 
 /// The wire format a model server speaks.

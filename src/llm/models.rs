@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::transport::error_chain;
+use crate::http::{error_chain, transient_status};
 
 #[derive(Deserialize)]
 struct ModelList {
@@ -100,10 +100,7 @@ async fn list_models(
     let status = response.status();
     if !status.is_success() {
         let code = status.as_u16();
-        return Err(failure(
-            format!("HTTP {code}"),
-            matches!(code, 408 | 429 | 500..=599),
-        ));
+        return Err(failure(format!("HTTP {code}"), transient_status(code)));
     }
     let list: ModelList = response
         .json()

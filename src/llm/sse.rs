@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 use eventsource_stream::{EventStream, Eventsource};
 use futures_util::StreamExt;
 
-use super::error::{LlmError, excerpt};
+use super::error::LlmError;
 use super::transport::{ByteStream, TransportError};
 use super::wire::ChatChunk;
 use crate::sync::LockExt;
+use crate::text::excerpt;
 use bytes::Bytes;
 
 /// When a response body last delivered bytes, and how it began. Keep-alive comments

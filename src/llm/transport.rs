@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::http::error_chain;
+
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -94,30 +96,6 @@ impl HttpTransport {
     }
 }
 
-/// The one client a run uses (rustls with the ring provider; no OpenSSL).
-///
-/// `tls: false` is for `http://` endpoints (a local Dynamo): the system's CA certificates are
-/// then not loaded, which saves several milliseconds of startup; such a client cannot verify
-/// any TLS server and so cannot talk to one.
-pub fn http_client(
-    connect_timeout: Duration,
-    tls: bool,
-) -> Result<reqwest::Client, TransportError> {
-    // Installing twice is harmless; the first provider stays.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut builder = reqwest::Client::builder();
-    if !tls {
-        builder = builder.tls_certs_only(std::iter::empty());
-    }
-    builder
-        .connect_timeout(connect_timeout)
-        .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(90))
-        .user_agent(concat!("worker/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|err| TransportError::Connect(error_chain(&err)))
-}
-
 impl Transport for HttpTransport {
     fn target(&self) -> String {
         self.url.clone()
@@ -156,7 +134,7 @@ impl Transport for HttpTransport {
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after);
+                .and_then(crate::http::parse_retry_after);
             let content_type = response
                 .headers()
                 .get("content-type")
@@ -174,34 +152,3 @@ impl Transport for HttpTransport {
         })
     }
 }
-
-/// `Retry-After: 3` or `Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<f64>() {
-        return super::retry::server_seconds(secs);
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
-}
-
-/// An error and its causes on one line: reqwest's top-level message alone says little.
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests;

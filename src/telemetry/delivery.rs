@@ -18,7 +18,7 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
-use crate::llm::error_chain;
+use crate::http::error_chain;
 use crate::sync::LockExt;
 
 /// Why the last export of one signal failed.

@@ -85,7 +85,7 @@ impl Otel {
 
     pub fn new(settings: Settings, status: ExtensionStatus) -> Result<Otel, String> {
         // The exporters' HTTP client needs the process-wide TLS provider.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::http::install_tls();
         let resource = Resource::builder()
             .with_service_name(settings.service_name.clone())
             .build();

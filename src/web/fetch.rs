@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 
 use super::guard::{GuardedResolver, MARKER, Policy};
 use super::{FetchFormat, html};
-use crate::llm::error_chain;
+use crate::http::error_chain;
 
 pub const TIMEOUT: Duration = Duration::from_secs(15);
 pub const MAX_BYTES: usize = 1024 * 1024;
@@ -57,9 +57,8 @@ impl Fetcher {
 
     /// [`Fetcher::new`] with another overall time limit (tests).
     pub fn with_timeout(policy: Arc<Policy>, timeout: Duration) -> Result<Fetcher, String> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let redirect_policy = policy.clone();
-        let client = reqwest::Client::builder()
+        let client = crate::http::client_builder()
             .dns_resolver(Arc::new(GuardedResolver::new(policy.clone())))
             // A proxy would resolve names itself, out of the guard's sight.
             .no_proxy()
@@ -73,7 +72,6 @@ impl Fetcher {
                     Err(refused) => attempt.error(refused),
                 }
             }))
-            .user_agent(concat!("worker/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|err| error_chain(&err))?;
         Ok(Fetcher { client, policy })

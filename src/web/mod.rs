@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::config::Env;
 use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
-use crate::llm::RetryPolicy;
+use crate::http::RetryPolicy;
 use crate::secrets::Secrets;
 use crate::tools::Tool;
 
@@ -189,7 +189,7 @@ impl WebSearch {
             allow_private: settings.allow_private,
             pinned: env.get(RESOLVE_VAR).map(|v| pins(&v)).unwrap_or_default(),
         });
-        let built = crate::llm::http_client(Duration::from_secs(10), true)
+        let built = crate::http::client(Duration::from_secs(10), true)
             .map_err(|err| err.to_string())
             .and_then(|client| Ok((client, fetch::Fetcher::new(policy)?)));
         let (client, fetcher) = match built {

@@ -14,7 +14,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Provider;
-use crate::llm::{RetryPolicy, error_chain, excerpt, parse_retry_after};
+use crate::http::{RetryPolicy, error_chain, retry_after, transient_status};
+use crate::text::excerpt;
 
 /// Every provider request is bounded by this.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -286,17 +287,13 @@ async fn send(
             }
             Ok(response) => {
                 let status = response.status().as_u16();
-                let after = response
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(parse_retry_after);
+                let after = retry_after(response.headers());
                 let body = response.text().await.unwrap_or_default();
                 let error = ProviderError {
                     provider: account.provider,
                     status: Some(status),
                     message: format!("HTTP {status}: {}", excerpt(&body, 300)),
-                    transient: matches!(status, 408 | 429 | 500..=599),
+                    transient: transient_status(status),
                 };
                 (error, after)
             }
@@ -310,11 +307,11 @@ async fn send(
                 None,
             ),
         };
-        if !error.transient || attempt >= retry.max_retries {
+        let Some(wait) = retry.next_wait(attempt, error.transient, hint) else {
             return Err(error);
-        }
+        };
         attempt += 1;
-        tokio::time::sleep(retry.delay(attempt, hint)).await;
+        tokio::time::sleep(wait).await;
     }
 }
 

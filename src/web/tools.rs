@@ -13,7 +13,7 @@ use super::FetchFormat;
 use super::fetch::{FetchError, Fetcher, cap_text};
 use super::providers::{self, Account, MAX_RESULTS, ProviderError, SearchRequest};
 use crate::events::ToolResult;
-use crate::llm::RetryPolicy;
+use crate::http::RetryPolicy;
 use crate::tools::args::{Count, Flag, OptList, OptText, Text};
 use crate::tools::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 

@@ -156,7 +156,7 @@ impl Stack {
             .push(mocker.spawn().expect("start the Dynamo mocker"));
         let started = Instant::now();
         let models_url = format!("{}/models", stack.url());
-        let client = worker::llm::http_client(Duration::from_secs(2), false).unwrap();
+        let client = worker::http::client(Duration::from_secs(2), false).unwrap();
         while !block_on(async {
             match client.get(&models_url).send().await {
                 Ok(r) => r.text().await.unwrap_or_default().contains("tinymodel"),

@@ -152,7 +152,7 @@ async fn chat(
     };
     state.requests.lock().unwrap().push(recorded);
     if let Some(upstream) = &state.upstream {
-        let client = worker::llm::http_client(Duration::from_secs(5), false).expect("client");
+        let client = worker::http::client(Duration::from_secs(5), false).expect("client");
         let mut forward = client.post(upstream).body(body.to_vec());
         for (name, value) in headers.iter() {
             if name != "host" && name != "content-length" {

@@ -1,4 +1,5 @@
-//! When to try a failed model request again, and how long to wait first.
+//! When to try a failed request again, and how long to wait first: one rule for every HTTP
+//! caller (the model, model discovery, the web providers, GitHub).
 //!
 //! Exponential backoff (base · 2^(n-1), capped) with up to 25% added jitter so a fleet of workers that
 //! failed together does not retry together. A server's `Retry-After` wins over the schedule,
@@ -31,6 +32,17 @@ impl RetryPolicy {
         }
     }
 
+    /// The wait before the next try, after `retries` retries so far, or `None` when the
+    /// failure is not transient or the retries are spent. The one place a retry is decided.
+    pub fn next_wait(
+        &self,
+        retries: u32,
+        transient: bool,
+        server_hint: Option<Duration>,
+    ) -> Option<Duration> {
+        (transient && retries < self.max_retries).then(|| self.delay(retries + 1, server_hint))
+    }
+
     /// The wait before retry number `retry` (1 for the first retry).
     pub fn delay(&self, retry: u32, server_hint: Option<Duration>) -> Duration {
         if let Some(hint) = server_hint {
@@ -43,6 +55,34 @@ impl RetryPolicy {
             .min(self.max_delay);
         scheduled.mul_f64(jitter())
     }
+}
+
+/// Whether a response status is worth another try: a request timeout, a rate limit or a
+/// server error. Everything else (a refused key, a bad request, a missing model) would fail the
+/// same way again.
+pub fn transient_status(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500..=599)
+}
+
+/// A response's `Retry-After`, read as [`parse_retry_after`] reads it.
+pub fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(parse_retry_after)
+}
+
+/// `Retry-After: 3` or `Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return server_seconds(secs);
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// A server-supplied delay in seconds as a `Duration`: `None` for negative or not-a-number
