@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::launch::{LAUNCH_ARG, SPEC_VAR, Spec};
 use super::proxy::Allowlist;
-use crate::tools::CommandRunner;
+use crate::tools::{CommandLine, CommandRunner};
 
 /// The test seam: a feature to report missing.
 pub const ASSUME_MISSING_VAR: &str = "WORKER_SANDBOX_ASSUME_MISSING";
@@ -158,14 +158,14 @@ impl LinuxRunner {
 }
 
 impl CommandRunner for LinuxRunner {
-    fn command(
-        &self,
-        shell: &str,
-        command: &str,
-        cwd: &Path,
-        env: &[(String, Option<String>)],
-        scratch: &Path,
-    ) -> Command {
+    fn command(&self, line: &CommandLine<'_>) -> Command {
+        let CommandLine {
+            shell,
+            command,
+            cwd,
+            env,
+            scratch,
+        } = *line;
         let proxied = self.allow_hosts.is_some();
         let spec = Spec {
             writable: vec![cwd.to_path_buf(), scratch.to_path_buf()],

@@ -107,17 +107,19 @@ impl ToolContext {
 /// How a command line becomes a process, when something other than worker's own shell
 /// should run it (a sandbox).
 pub trait CommandRunner: Send + Sync {
-    /// The process for `shell -c command` in `cwd`: `env` changes apply on top of the
-    /// environment the runner chooses, and `scratch` is a private directory for temporary
-    /// files. The caller adds the pipes and the process group.
-    fn command(
-        &self,
-        shell: &str,
-        command: &str,
-        cwd: &Path,
-        env: &[(String, Option<String>)],
-        scratch: &Path,
-    ) -> std::process::Command;
+    /// The process for `line`. The caller adds the pipes and the process group.
+    fn command(&self, line: &CommandLine<'_>) -> std::process::Command;
+}
+
+/// A command a tool wants run: `shell -c command` in `cwd`.
+pub struct CommandLine<'a> {
+    pub shell: &'a str,
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    /// Changes applied on top of the environment the runner chooses (`None` removes).
+    pub env: &'a [(String, Option<String>)],
+    /// A private directory for temporary files.
+    pub scratch: &'a Path,
 }
 
 /// A [`CommandRunner`] held by the bash settings.

@@ -43,7 +43,13 @@ pub fn spawn(
 ) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
     let mut std_cmd = match runner {
-        Some((runner, scratch)) => runner.0.command(shell(), command, cwd, env, scratch),
+        Some((runner, scratch)) => runner.0.command(&crate::tools::CommandLine {
+            shell: shell(),
+            command,
+            cwd,
+            env,
+            scratch,
+        }),
         None => {
             let mut std_cmd = match launcher {
                 Some([program, args @ ..]) => {
