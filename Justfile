@@ -22,3 +22,11 @@ bench:
 # Rewrite fixtures/*/expected.jsonl from the current binary; review the diff before committing.
 bless:
     WORKER_BLESS=fixtures cargo test --test it golden
+
+# Mutation testing of the critical modules (docs/TESTING.md); `just mutants secrets` for one group.
+mutants *groups:
+    bash scripts/mutants.sh baseline {{groups}}
+
+# Only the mutants on lines changed since docs/mutants-base, as CI runs it.
+mutants-diff:
+    bash scripts/mutants.sh diff
