@@ -19,6 +19,7 @@ use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
 use crate::http::error_chain;
+use crate::secrets::Secrets;
 use crate::sync::LockExt;
 
 /// Why the last export of one signal failed.
@@ -89,15 +90,18 @@ impl HttpClient for RecordingClient {
     }
 }
 
-/// An exporter that reports each export's outcome to its signal's [`Failure`].
+/// An exporter that reports each export's outcome to its signal's [`Failure`]; spans are
+/// redacted on their way through (metrics carry no text of the run's).
 #[derive(Debug)]
 pub struct Tapped<E> {
     pub inner: E,
     pub failure: Arc<Failure>,
+    pub secrets: Secrets,
 }
 
 impl<E: SpanExporter> SpanExporter for Tapped<E> {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+    async fn export(&self, mut batch: Vec<SpanData>) -> OTelSdkResult {
+        super::redact::redact_spans(&self.secrets, &mut batch);
         let result = self.inner.export(batch).await;
         self.failure.exported(&result);
         result

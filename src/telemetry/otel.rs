@@ -24,7 +24,6 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
 use super::names::{gen_ai, own};
-use super::redact::Redacted;
 use super::{FLUSH_LIMIT, Protocol, Settings, clip};
 use crate::events::{
     AssistantMessage, ExtensionStatus, RunStopReason, Serving, StopReason, ToolCall,
@@ -117,11 +116,9 @@ impl Otel {
                 .map_err(|err| format!("cannot build the trace exporter: {err}"))?;
             let provider = SdkTracerProvider::builder()
                 .with_batch_exporter(Tapped {
-                    inner: Redacted {
-                        inner: exporter,
-                        secrets: settings.secrets.clone(),
-                    },
+                    inner: exporter,
                     failure: trace_failure.clone(),
+                    secrets: settings.secrets.clone(),
                 })
                 .with_resource(resource.clone())
                 .build();
@@ -147,6 +144,7 @@ impl Otel {
                 .with_periodic_exporter(Tapped {
                     inner: exporter,
                     failure: metric_failure.clone(),
+                    secrets: crate::secrets::Secrets::default(),
                 })
                 .with_resource(resource)
                 .build();

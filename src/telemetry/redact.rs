@@ -5,43 +5,17 @@
 //! catches everything else (an error status that quotes a server's body, a tool call id).
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use opentelemetry::trace::Status;
 use opentelemetry::{Array, KeyValue, StringValue, Value};
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use opentelemetry_sdk::trace::SpanData;
 
 use crate::secrets::Secrets;
 
-/// A span exporter that redacts each batch before passing it on.
-#[derive(Debug)]
-pub struct Redacted<E> {
-    pub inner: E,
-    pub secrets: Secrets,
-}
-
-impl<E: SpanExporter> SpanExporter for Redacted<E> {
-    async fn export(&self, mut batch: Vec<SpanData>) -> OTelSdkResult {
-        if !self.secrets.is_empty() {
-            batch
-                .iter_mut()
-                .for_each(|span| redact_span(&self.secrets, span));
-        }
-        self.inner.export(batch).await
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
+/// Redacts every span of a batch about to be exported.
+pub fn redact_spans(secrets: &Secrets, batch: &mut [SpanData]) {
+    if !secrets.is_empty() {
+        batch.iter_mut().for_each(|span| redact_span(secrets, span));
     }
 }
 
