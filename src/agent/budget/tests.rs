@@ -65,3 +65,19 @@ fn time_warns_at_80_percent_of_the_timeout() {
             .starts_with("Budget note: 81 of 100 seconds used (19 left).")
     );
 }
+
+#[test]
+fn a_zero_limit_gets_no_note() {
+    // A budget of zero has no 80 % to warn at: the run stops on it instead.
+    let limits = Limits {
+        max_cost: Some(0.0),
+        max_turns: Some(0),
+        ..Limits::default()
+    };
+    let notes = Budgets::default().warnings(&limits, &UsageStats::default(), 0, Duration::ZERO);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(
+        Budgets::exhausted(&limits, &UsageStats::default()),
+        Some(LimitKind::MaxCost)
+    );
+}

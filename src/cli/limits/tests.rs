@@ -81,6 +81,11 @@ fn retry_test_enabled_false_means_no_retries_and_a_flag_asking_for_some_is_told(
         base_delay: None,
     };
     assert_eq!(retry(&[], off.clone()), (0, Duration::from_secs(4), None));
+    // A flag asking for none agrees with the file: nothing to tell.
+    assert_eq!(
+        retry(&["--max-retries", "0"], off.clone()),
+        (0, Duration::from_secs(4), None)
+    );
     let (count, _, warning) = retry(&["--max-retries", "3"], off);
     assert_eq!(count, 0);
     assert_eq!(
