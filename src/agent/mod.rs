@@ -22,6 +22,7 @@ mod execute;
 mod finish;
 mod phase;
 mod prompt;
+mod step;
 mod streaming;
 mod turn;
 
@@ -223,6 +224,7 @@ struct Summarizer<'a> {
 }
 
 /// How the loop ended, before it is written out.
+#[derive(Debug)]
 enum Ending {
     Finished(RunStopReason),
     Failed(FatalError, RunStopReason),
