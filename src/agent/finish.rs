@@ -8,87 +8,8 @@ impl Session {
     pub(super) async fn finish(&mut self, ending: Ending) -> RunResult {
         self.tool_ctx.leftovers.clean_up();
         self.sync_session();
-        let elapsed_ms = self.started.elapsed().as_millis() as u64;
-        let (stop_reason, fatal, limit) = match ending {
-            Ending::Finished(reason) => (reason, None, None),
-            Ending::Failed(fatal, reason) => (reason, Some(fatal), None),
-            Ending::MaxTurns => (
-                RunStopReason::MaxTurns,
-                None,
-                Some(LimitReached {
-                    limit: LimitKind::MaxTurns,
-                    turns: self.stats.turns,
-                    max_turns: self.config.limits.max_turns,
-                    timeout_ms: None,
-                    elapsed_ms,
-                    used: None,
-                    budget_limit: None,
-                }),
-            ),
-            Ending::Budget(kind) => {
-                let limits = &self.config.limits;
-                let (used, limit) = match kind {
-                    LimitKind::MaxToolCalls => (
-                        f64::from(self.stats.tool_calls),
-                        limits.max_tool_calls.map(f64::from),
-                    ),
-                    LimitKind::MaxTotalTokens => (
-                        self.stats.tokens.total as f64,
-                        limits.max_total_tokens.map(|t| t as f64),
-                    ),
-                    _ => (self.stats.cost, limits.max_cost),
-                };
-                (
-                    RunStopReason::Budget,
-                    None,
-                    Some(LimitReached {
-                        limit: kind,
-                        turns: self.stats.turns,
-                        max_turns: None,
-                        timeout_ms: None,
-                        elapsed_ms,
-                        used: Some(used),
-                        budget_limit: limit,
-                    }),
-                )
-            }
-            Ending::Aborted => match self.config.control.reason() {
-                Some(AbortReason::Timeout) => (
-                    RunStopReason::Timeout,
-                    None,
-                    Some(LimitReached {
-                        limit: LimitKind::Timeout,
-                        turns: self.stats.turns,
-                        max_turns: None,
-                        timeout_ms: self.config.limits.timeout.map(|t| t.as_millis() as u64),
-                        elapsed_ms,
-                        used: None,
-                        budget_limit: None,
-                    }),
-                ),
-                _ => (RunStopReason::Aborted, None, None),
-            },
-        };
-        if let Some(limit) = &limit {
-            if let (LimitKind::MaxTurns, Some(max)) = (limit.limit, limit.max_turns) {
-                self.emitter.emit(&Event::MaxStepsReached {
-                    max_steps: max,
-                    steps: self.stats.turns,
-                });
-            }
-            self.emitter.emit(&Event::LimitReached(limit));
-        }
-        if let Some(fatal) = &fatal {
-            self.emitter.emit(&Event::FatalError { error: fatal });
-        }
-        if self.agent_started {
-            self.emitter.emit(&Event::AgentEnd {
-                messages: &self.messages,
-                stop_reason,
-                will_retry: false,
-                structured_output: self.structured_output.as_ref(),
-            });
-        }
+        let (stop_reason, fatal, limit) = self.conclude(ending);
+        self.emit_ending(stop_reason, fatal.as_ref(), limit.as_ref());
         self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
         for extension in &self.config.extensions {
             for (name, value) in extension.counters() {
@@ -100,18 +21,12 @@ impl Session {
             fatal: fatal.as_ref(),
             stats: &self.stats,
         };
-        for extension in &self.config.extensions {
-            for line in extension.finish(outcome).await {
-                match line {
-                    StatusLine::OutputError(error) => self.output_errors.push(error),
-                    line => {
-                        if let Some(warning) = emit_status(&self.emitter, line) {
-                            self.warnings.push(warning);
-                        }
-                    }
-                }
-            }
-        }
+        let closing = Closing {
+            emitter: &self.emitter,
+            output_errors: &mut self.output_errors,
+            warnings: &mut self.warnings,
+        };
+        closing.finish(&self.config.extensions, outcome).await;
         if let (Some(recorder), Some(path)) = (&self.recorder, &self.config.record)
             && let Some(error) = recorder.error()
         {
@@ -130,40 +45,14 @@ impl Session {
         }
         self.emitter
             .emit(&Event::UsageSnapshot { stats: &self.stats });
-
-        let outcome_exit = match stop_reason {
-            RunStopReason::Stop => ExitStatus::Ok,
-            RunStopReason::Length | RunStopReason::Error => ExitStatus::Failed,
-            RunStopReason::MaxTurns | RunStopReason::Timeout | RunStopReason::Budget => {
-                ExitStatus::Limit
-            }
-            RunStopReason::Aborted => self
-                .config
-                .control
-                .reason()
-                .map_or(ExitStatus::Failed, AbortReason::exit_status),
-        };
+        let outcome_exit = self.outcome_exit(stop_reason);
         let exit = if self.output_errors.is_empty() {
             outcome_exit
         } else {
             outcome_exit.with_incomplete_output()
         };
-        let failure = match (&fatal, &limit) {
-            _ if outcome_exit == ExitStatus::Ok => None,
-            (Some(error), _) => Some(Failure::Fatal {
-                error,
-                requests: self.failed_requests,
-                target: &self.target,
-            }),
-            (None, Some(limit)) => Some(Failure::Limit(limit)),
-            (None, None) => Some(Failure::Aborted(self.config.control.reason())),
-        }
-        .map(|failure| {
-            self.config
-                .secrets
-                .redact(&failure_line(failure))
-                .into_owned()
-        });
+        let failure = (outcome_exit != ExitStatus::Ok)
+            .then(|| self.failure_text(fatal.as_ref(), limit.as_ref()));
         RunResult {
             exit,
             session_id: self.session_id.clone(),
@@ -183,6 +72,125 @@ impl Session {
         }
     }
 
+    /// Why the run stopped, its fatal error and the limit it reached, from how it ended.
+    fn conclude(
+        &self,
+        ending: Ending,
+    ) -> (RunStopReason, Option<FatalError>, Option<LimitReached>) {
+        let limit = |limit: LimitKind| LimitReached {
+            limit,
+            turns: self.stats.turns,
+            max_turns: None,
+            timeout_ms: None,
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+            used: None,
+            budget_limit: None,
+        };
+        let limits = &self.config.limits;
+        match ending {
+            Ending::Finished(reason) => (reason, None, None),
+            Ending::Failed(fatal, reason) => (reason, Some(fatal), None),
+            Ending::MaxTurns => {
+                let reached = LimitReached {
+                    max_turns: limits.max_turns,
+                    ..limit(LimitKind::MaxTurns)
+                };
+                (RunStopReason::MaxTurns, None, Some(reached))
+            }
+            Ending::Budget(kind) => {
+                let (used, budget_limit) = match kind {
+                    LimitKind::MaxToolCalls => (
+                        f64::from(self.stats.tool_calls),
+                        limits.max_tool_calls.map(f64::from),
+                    ),
+                    LimitKind::MaxTotalTokens => (
+                        self.stats.tokens.total as f64,
+                        limits.max_total_tokens.map(|t| t as f64),
+                    ),
+                    _ => (self.stats.cost, limits.max_cost),
+                };
+                let reached = LimitReached {
+                    used: Some(used),
+                    budget_limit,
+                    ..limit(kind)
+                };
+                (RunStopReason::Budget, None, Some(reached))
+            }
+            Ending::Aborted => match self.config.control.reason() {
+                Some(AbortReason::Timeout) => {
+                    let reached = LimitReached {
+                        timeout_ms: limits.timeout.map(|t| t.as_millis() as u64),
+                        ..limit(LimitKind::Timeout)
+                    };
+                    (RunStopReason::Timeout, None, Some(reached))
+                }
+                _ => (RunStopReason::Aborted, None, None),
+            },
+        }
+    }
+
+    /// `max_steps_reached` and `limit_reached`, or `fatal_error`; then `agent_end`.
+    fn emit_ending(
+        &self,
+        stop_reason: RunStopReason,
+        fatal: Option<&FatalError>,
+        limit: Option<&LimitReached>,
+    ) {
+        if let Some(limit) = limit {
+            if let (LimitKind::MaxTurns, Some(max)) = (limit.limit, limit.max_turns) {
+                self.emitter.emit(&Event::MaxStepsReached {
+                    max_steps: max,
+                    steps: self.stats.turns,
+                });
+            }
+            self.emitter.emit(&Event::LimitReached(limit));
+        }
+        if let Some(fatal) = fatal {
+            self.emitter.emit(&Event::FatalError { error: fatal });
+        }
+        if self.agent_started {
+            self.emitter.emit(&Event::AgentEnd {
+                messages: &self.messages,
+                stop_reason,
+                will_retry: false,
+                structured_output: self.structured_output.as_ref(),
+            });
+        }
+    }
+
+    /// The exit status of how the run ended, before its outputs are counted.
+    fn outcome_exit(&self, stop_reason: RunStopReason) -> ExitStatus {
+        match stop_reason {
+            RunStopReason::Stop => ExitStatus::Ok,
+            RunStopReason::Length | RunStopReason::Error => ExitStatus::Failed,
+            RunStopReason::MaxTurns | RunStopReason::Timeout | RunStopReason::Budget => {
+                ExitStatus::Limit
+            }
+            RunStopReason::Aborted => self
+                .config
+                .control
+                .reason()
+                .map_or(ExitStatus::Failed, AbortReason::exit_status),
+        }
+    }
+
+    /// The stderr line of a run that did not succeed, redacted.
+    fn failure_text(&self, fatal: Option<&FatalError>, limit: Option<&LimitReached>) -> String {
+        let failure = match (fatal, limit) {
+            (Some(error), _) => Failure::Fatal {
+                error,
+                requests: self.failed_requests,
+                target: &self.target,
+            },
+            (None, Some(limit)) => Failure::Limit(limit),
+            (None, None) => Failure::Aborted(self.config.control.reason()),
+        };
+        self.config
+            .secrets
+            .redact(&failure_line(failure))
+            .into_owned()
+    }
+
     /// `--output-last-message`: the final answer (the JSON with `--output-schema`), redacted;
     /// a failed write is an output error.
     fn write_last_message(&mut self, final_text: Option<&str>) {
@@ -197,6 +205,31 @@ impl Session {
         if let Err(err) = std::fs::write(path, answer) {
             self.output_errors
                 .push(OutputError::new(OutputKind::OutputLastMessage, path, err));
+        }
+    }
+}
+
+/// Where the extensions' closing lines go: printed as they come, output errors kept for the
+/// end.
+struct Closing<'a> {
+    emitter: &'a Emitter,
+    output_errors: &'a mut Vec<OutputError>,
+    warnings: &'a mut Vec<String>,
+}
+
+impl Closing<'_> {
+    async fn finish(self, extensions: &[Arc<dyn Extension>], outcome: RunOutcome<'_>) {
+        for extension in extensions {
+            for line in extension.finish(outcome).await {
+                match line {
+                    StatusLine::OutputError(error) => self.output_errors.push(error),
+                    line => {
+                        if let Some(warning) = emit_status(self.emitter, line) {
+                            self.warnings.push(warning);
+                        }
+                    }
+                }
+            }
         }
     }
 }

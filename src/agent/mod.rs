@@ -49,7 +49,7 @@ use crate::llm::{
 use crate::tools::{BashSettings, FileLocks, Leftovers, ToolContext, ToolSet};
 use ending::{Failure, failure_line};
 use execute::{ExecContext, execute_calls};
-use turn::{RequestIds, TurnContext, TurnEnd, request_assistant};
+use turn::{RequestIds, TurnContext, TurnEnd, TurnOutcome, request_assistant};
 
 /// How a run went, for in-process callers (the binary maps it to an exit code).
 #[derive(Debug, Clone)]

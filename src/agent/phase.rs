@@ -26,42 +26,7 @@ impl Session {
             )));
         };
         let input = compaction::summary_input(&self.messages[..split]);
-        let body = build_body(&RequestSpec {
-            model: with.model,
-            system_prompt: compaction::SUMMARIZER,
-            messages: &input,
-            tools: &serde_json::json!([]),
-            max_tokens: Some(4096),
-            max_tokens_field: with.max_tokens_field,
-            reasoning_effort: None,
-            dialect: self.config.model.dialect(),
-            response_schema: None,
-        });
-        // The summary request is not part of the conversation: its deltas are not printed.
-        let quiet = Emitter::new(
-            Box::new(crate::events::CollectorSink::default()),
-            self.session_id.clone(),
-            false,
-        );
-        let outcome = {
-            let ctx = TurnContext {
-                emitter: &quiet,
-                transport: with.transport,
-                decorators: with.decorators,
-                extensions: &[],
-                retry: with.retry,
-                idle_timeout: self.config.limits.idle_timeout,
-                control: &self.config.control,
-                secrets: &self.config.secrets,
-                provider: with.provider,
-                model: with.model,
-                dialect: self.config.model.dialect(),
-                price: None,
-                request_id: self.request_ids.summary(self.summaries),
-            };
-            self.summaries += 1;
-            request_assistant(&ctx, &body).await
-        };
+        let outcome = self.summarize(&input, with).await;
         self.stats.llm_requests += outcome.requests;
         self.stats.add_usage(&outcome.message.usage);
         if let TurnEnd::Failed(error) = &outcome.end {
@@ -95,6 +60,44 @@ impl Session {
             summary: &summary,
         });
         Ok(())
+    }
+
+    /// Asks the model for a summary of `input`. The request is not part of the conversation:
+    /// its deltas are not printed, and the extensions do not hear of it.
+    async fn summarize(&mut self, input: &[Message], with: &Summarizer<'_>) -> TurnOutcome {
+        let body = build_body(&RequestSpec {
+            model: with.model,
+            system_prompt: compaction::SUMMARIZER,
+            messages: input,
+            tools: &serde_json::json!([]),
+            max_tokens: Some(4096),
+            max_tokens_field: with.max_tokens_field,
+            reasoning_effort: None,
+            dialect: self.config.model.dialect(),
+            response_schema: None,
+        });
+        let quiet = Emitter::new(
+            Box::new(crate::events::CollectorSink::default()),
+            self.session_id.clone(),
+            false,
+        );
+        let ctx = TurnContext {
+            emitter: &quiet,
+            transport: with.transport,
+            decorators: with.decorators,
+            extensions: &[],
+            retry: with.retry,
+            idle_timeout: self.config.limits.idle_timeout,
+            control: &self.config.control,
+            secrets: &self.config.secrets,
+            provider: with.provider,
+            model: with.model,
+            dialect: self.config.model.dialect(),
+            price: None,
+            request_id: self.request_ids.summary(self.summaries),
+        };
+        self.summaries += 1;
+        request_assistant(&ctx, &body).await
     }
 
     /// The model answered without tool calls: the run is done, unless `--output-schema` wants

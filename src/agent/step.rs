@@ -22,7 +22,6 @@ use crate::config::Limits;
 use crate::events::ToolCall;
 use crate::llm::RequestDecorator;
 use crate::llm::pricing::Price;
-use turn::TurnOutcome;
 
 /// What the loop does next.
 #[derive(Debug)]

@@ -19,8 +19,8 @@ use crate::events::{AssistantMessage, Emitter, Event, Serving, StopReason, Usage
 use crate::extension::{Exchange, Extension};
 use crate::http::RetryPolicy;
 use crate::llm::{
-    Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, SseItem, SseStream,
-    Transport,
+    Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, Response, SseItem,
+    SseStream, Transport,
 };
 use crate::secrets::Secrets;
 use crate::text::excerpt;
@@ -169,39 +169,51 @@ pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutco
                 _ = tokio::time::sleep(delay) => continue,
             }
         }
-        if retries > 0 {
-            let message = error.to_string();
-            ctx.emitter.emit(&Event::AutoRetryEnd {
-                success: false,
-                attempt: retries,
-                final_error: Some(&message),
-            });
+        return give_up(ctx, error, retries, shown, requests);
+    }
+}
+
+/// The turn's outcome once its request will not be tried again: the retries' end reported,
+/// and the failure (or the abort) as the turn's message, shown unless it already was.
+fn give_up(
+    ctx: &TurnContext<'_>,
+    error: LlmError,
+    retries: u32,
+    shown: Option<AssistantMessage>,
+    requests: u32,
+) -> TurnOutcome {
+    if retries > 0 {
+        let message = error.to_string();
+        ctx.emitter.emit(&Event::AutoRetryEnd {
+            success: false,
+            attempt: retries,
+            final_error: Some(&message),
+        });
+    }
+    let end = if ctx.control.is_aborted() {
+        TurnEnd::Aborted
+    } else {
+        TurnEnd::Failed(error.clone())
+    };
+    let message = match shown {
+        // Already on the wire, ended with the error.
+        Some(message) => message,
+        None => {
+            let stop = if matches!(end, TurnEnd::Aborted) {
+                StopReason::Aborted
+            } else {
+                StopReason::Error
+            };
+            let message = empty_message(ctx, stop, Some(error.to_string()));
+            emit_whole(ctx.emitter, &message);
+            message
         }
-        let end = if ctx.control.is_aborted() {
-            TurnEnd::Aborted
-        } else {
-            TurnEnd::Failed(error.clone())
-        };
-        let message = match shown {
-            // Already on the wire, ended with the error.
-            Some(message) => message,
-            None => {
-                let stop = if matches!(end, TurnEnd::Aborted) {
-                    StopReason::Aborted
-                } else {
-                    StopReason::Error
-                };
-                let message = empty_message(ctx, stop, Some(error.to_string()));
-                emit_whole(ctx.emitter, &message);
-                message
-            }
-        };
-        return TurnOutcome {
-            message,
-            end,
-            requests,
-            serving: None,
-        };
+    };
+    TurnOutcome {
+        message,
+        end,
+        requests,
+        serving: None,
     }
 }
 
@@ -235,17 +247,17 @@ fn prepare(ctx: &TurnContext<'_>, body: &Value, request_id: &str) -> Request {
     request
 }
 
-async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
-    let started = Instant::now();
-    let started_unix_ms = now_millis();
+/// Sends the request and reads its status: the response to stream, or how the attempt
+/// ended before any of it.
+async fn open(ctx: &TurnContext<'_>, request: &Request) -> Result<Response, Attempt> {
     let sent = tokio::select! {
         biased;
-        _ = ctx.control.aborted() => return abort_early(ctx),
+        _ = ctx.control.aborted() => return Err(abort_early(ctx)),
         sent = tokio::time::timeout(ctx.idle_timeout, ctx.transport.send(request)) => sent,
     };
     let response = match sent {
-        Err(_) => return Attempt::FailedEarly(LlmError::Idle(ctx.idle_timeout), None),
-        Ok(Err(err)) => return Attempt::FailedEarly(LlmError::Transport(err), None),
+        Err(_) => return Err(Attempt::FailedEarly(LlmError::Idle(ctx.idle_timeout), None)),
+        Ok(Err(err)) => return Err(Attempt::FailedEarly(LlmError::Transport(err), None)),
         Ok(Ok(response)) => response,
     };
     if !(200..300).contains(&response.status) {
@@ -255,7 +267,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             .redact(&read_error_body(ctx, response.body).await)
             .into_owned();
         let error = LlmError::from_status(response.status, &text, response.retry_after);
-        return Attempt::FailedEarly(error, Some((response.status, text)));
+        return Err(Attempt::FailedEarly(error, Some((response.status, text))));
     }
     for decorator in ctx.decorators {
         decorator.accepted();
@@ -265,6 +277,16 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             extension.request_accepted(id);
         }
     }
+    Ok(response)
+}
+
+async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
+    let started = Instant::now();
+    let started_unix_ms = now_millis();
+    let response = match open(ctx, request).await {
+        Ok(response) => response,
+        Err(ended) => return ended,
+    };
     let mut ttft_ms = None;
 
     let liveness = Liveness::new();
@@ -314,29 +336,14 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
             }
         }
     };
-    let x_request_id = request.header("x-request-id");
+    let timing = Timing {
+        started,
+        started_unix_ms,
+        ttft_ms,
+    };
     let mut serving = None;
     let report = |assembled: &Assembled| {
-        serving = assembled
-            .report
-            .serving(assembled.raw_usage.as_ref(), x_request_id);
-        let exchange = Exchange {
-            x_request_id: x_request_id.map(str::to_string),
-            response_id: assembled.response_id.clone(),
-            model: assembled
-                .model
-                .clone()
-                .unwrap_or_else(|| ctx.model.to_string()),
-            started_unix_ms,
-            started,
-            ttft_ms,
-            total_ms: started.elapsed().as_secs_f64() * 1000.0,
-            usage: assembled.raw_usage.clone(),
-            serving: serving.clone(),
-        };
-        for extension in ctx.extensions {
-            extension.exchange_finished(&exchange);
-        }
+        serving = finished_exchange(ctx, request, assembled, &timing);
     };
     match ended {
         Ended::Done => {
@@ -355,6 +362,45 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
 enum Ended {
     Done,
     Failed(LlmError),
+}
+
+/// When an attempt started and its first token arrived.
+struct Timing {
+    started: Instant,
+    started_unix_ms: u64,
+    ttft_ms: Option<f64>,
+}
+
+/// Tells the extensions a response is complete (`exchange_finished`); returns what the
+/// server reported of its serving.
+fn finished_exchange(
+    ctx: &TurnContext<'_>,
+    request: &Request,
+    assembled: &Assembled,
+    timing: &Timing,
+) -> Option<Serving> {
+    let x_request_id = request.header("x-request-id");
+    let serving = assembled
+        .report
+        .serving(assembled.raw_usage.as_ref(), x_request_id);
+    let exchange = Exchange {
+        x_request_id: x_request_id.map(str::to_string),
+        response_id: assembled.response_id.clone(),
+        model: assembled
+            .model
+            .clone()
+            .unwrap_or_else(|| ctx.model.to_string()),
+        started_unix_ms: timing.started_unix_ms,
+        started: timing.started,
+        ttft_ms: timing.ttft_ms,
+        total_ms: timing.started.elapsed().as_secs_f64() * 1000.0,
+        usage: assembled.raw_usage.clone(),
+        serving: serving.clone(),
+    };
+    for extension in ctx.extensions {
+        extension.exchange_finished(&exchange);
+    }
+    serving
 }
 
 fn abort_early(ctx: &TurnContext<'_>) -> Attempt {
