@@ -41,6 +41,64 @@ pub fn build_config(
     secrets: &Secrets,
 ) -> Result<(RunConfig, Vec<String>), String> {
     let cwd = resolve_cwd(args.cwd.as_deref())?;
+    let (model, sources) = model_and_keys(args, env, secrets)?;
+    let mut config = RunConfig::new(cwd, model);
+    config.secrets = secrets.clone();
+    // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first.
+    config.session_id = session_id(args, env, &config.cwd)?;
+    let retry_warning = run_settings(args, &sources.pi_settings, &mut config)?;
+    let mut warnings = sources.auth.warnings;
+    warnings.extend(sources.pi_settings.warnings);
+    warnings.extend(retry_warning);
+    add_tool_extensions(args, env, &mut config, &mut warnings)?;
+    config.sandbox = sandbox_settings(args);
+    if args.sandbox == crate::sandbox::Backend::Linux {
+        config.sandbox.confinement = Some(confine(args, env, &config)?);
+    } else {
+        config.sandbox.launcher = std::env::current_exe()
+            .ok()
+            .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
+    }
+    add_observers(args, env, &mut config, &mut warnings)?;
+    // Checked again by the run; checking here keeps the error a usage error.
+    let mut available = if config.tools.builtin {
+        crate::tools::ToolSet::all_builtin()
+    } else {
+        Vec::new()
+    };
+    available.extend(config.extensions.iter().flat_map(|e| e.tools()));
+    if let Some(allow) = &mut config.tools.allow {
+        warnings.extend(tool_names::keep_offered(allow, &available));
+    }
+    crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
+    // Last: the session file is created here, and a usage error must leave nothing behind.
+    config.session = match session_setup(args, env, &config) {
+        Ok(setup) => setup,
+        // The default place may be read-only (a container's home): the run goes on unsaved.
+        Err(err)
+            if args.session_dir.is_none() && args.resume.is_none() && !args.continue_session =>
+        {
+            warnings.push(format!("{err}; this run's session is not saved"));
+            None
+        }
+        Err(err) => return Err(err),
+    };
+    Ok((config, warnings))
+}
+
+/// Where the model's key and Pi's settings came from.
+struct KeySources {
+    auth: auth_file::AuthFile,
+    pi_settings: pi_agent::Settings,
+}
+
+/// The model (with its key from the auth file, if it has one there), every credential
+/// registered with `secrets`, and the files they came from.
+fn model_and_keys(
+    args: &RunArgs,
+    env: &dyn Env,
+    secrets: &Secrets,
+) -> Result<(ModelSource, KeySources), String> {
     let overrides = match (&args.providers, env.get(model::PROVIDERS_ENV)) {
         (Some(raw), _) => model::parse_overrides(raw, "--providers")?,
         (None, Some(raw)) => model::parse_overrides(&raw, model::PROVIDERS_ENV)?,
@@ -72,10 +130,16 @@ pub fn build_config(
             otel_endpoint: args.otel_endpoint.as_deref(),
         },
     );
-    let mut config = RunConfig::new(cwd, model);
-    config.secrets = secrets.clone();
-    // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first.
-    config.session_id = session_id(args, env, &config.cwd)?;
+    Ok((model, KeySources { auth, pi_settings }))
+}
+
+/// The run's own settings: output schema and files, prices, thinking, tool selection,
+/// limits, the system prompt and the recording. Returns the retry warning, if any.
+fn run_settings(
+    args: &RunArgs,
+    pi_settings: &pi_agent::Settings,
+    config: &mut RunConfig,
+) -> Result<Option<String>, String> {
     config.price = args.price.clone();
     if let Some(path) = &args.output_schema {
         let shown = path.display();
@@ -127,9 +191,17 @@ pub fn build_config(
         }
         config.record = Some(record.clone());
     }
-    let mut warnings = auth.warnings;
-    warnings.extend(pi_settings.warnings);
-    warnings.extend(retry_warning);
+    Ok(retry_warning)
+}
+
+/// The extensions that offer tools, in agentic-pi's status order: GitHub, web search, file
+/// search, skills.
+fn add_tool_extensions(
+    args: &RunArgs,
+    env: &dyn Env,
+    config: &mut RunConfig,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
     let github = crate::github::configure(
         env,
         args.profile.as_deref(),
@@ -170,7 +242,11 @@ pub fn build_config(
     config
         .extensions
         .push(Arc::new(Skills::discover(&skills, &config.cwd)));
-    config.sandbox = crate::sandbox::Settings {
+    Ok(())
+}
+
+fn sandbox_settings(args: &RunArgs) -> crate::sandbox::Settings {
+    crate::sandbox::Settings {
         backend: args.sandbox,
         image: args.sandbox_image.clone(),
         env: args.sandbox_env.clone(),
@@ -179,14 +255,17 @@ pub fn build_config(
         max_processes: None,
         confinement: None,
         launcher: None,
-    };
-    if args.sandbox == crate::sandbox::Backend::Linux {
-        config.sandbox.confinement = Some(confine(args, env, &config)?);
-    } else {
-        config.sandbox.launcher = std::env::current_exe()
-            .ok()
-            .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
     }
+}
+
+/// The extensions that watch the run: telemetry, then the Dynamo bridge (with its serving
+/// hints; the serving flags are a warning for a model Dynamo does not serve).
+fn add_observers(
+    args: &RunArgs,
+    env: &dyn Env,
+    config: &mut RunConfig,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
     let decorate = matches!(
         config.model,
         ModelSource::Http {
@@ -256,30 +335,7 @@ pub fn build_config(
         })?;
         config.extensions.push(std::sync::Arc::new(bridge));
     }
-    // Checked again by the run; checking here keeps the error a usage error.
-    let mut available = if config.tools.builtin {
-        crate::tools::ToolSet::all_builtin()
-    } else {
-        Vec::new()
-    };
-    available.extend(config.extensions.iter().flat_map(|e| e.tools()));
-    if let Some(allow) = &mut config.tools.allow {
-        warnings.extend(tool_names::keep_offered(allow, &available));
-    }
-    crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
-    // Last: the session file is created here, and a usage error must leave nothing behind.
-    config.session = match session_setup(args, env, &config) {
-        Ok(setup) => setup,
-        // The default place may be read-only (a container's home): the run goes on unsaved.
-        Err(err)
-            if args.session_dir.is_none() && args.resume.is_none() && !args.continue_session =>
-        {
-            warnings.push(format!("{err}; this run's session is not saved"));
-            None
-        }
-        Err(err) => return Err(err),
-    };
-    Ok((config, warnings))
+    Ok(())
 }
 
 /// Sets up `--sandbox linux`, or says why it cannot be (a usage error: exit 2, before any
