@@ -50,6 +50,46 @@ struct Instruments {
     turns: Counter<u64>,
 }
 
+impl Instruments {
+    /// GenAI's two metrics under their own names, worker's under its namespace.
+    fn new(meter: &opentelemetry::metrics::Meter, names: &super::names::Names) -> Instruments {
+        let name = |own: &str| names.get(own);
+        Instruments {
+            token_usage: meter
+                .u64_histogram(gen_ai::TOKEN_USAGE)
+                .with_unit("{token}")
+                .with_description("Tokens used per model request, by gen_ai.token.type")
+                .build(),
+            operation_duration: meter
+                .f64_histogram(gen_ai::OPERATION_DURATION)
+                .with_unit("s")
+                .with_description("Duration of model requests")
+                .build(),
+            cost: meter
+                .f64_histogram(name(own::COST))
+                .with_unit("{usd}")
+                .with_description("Estimated cost per model request in USD")
+                .build(),
+            tool_duration: meter
+                .f64_histogram(name(own::TOOL_DURATION))
+                .with_unit("s")
+                .build(),
+            tool_invocations: meter
+                .u64_counter(name(own::TOOL_INVOCATIONS))
+                .with_unit("{call}")
+                .build(),
+            tool_failures: meter
+                .u64_counter(name(own::TOOL_FAILURES))
+                .with_unit("{call}")
+                .build(),
+            turns: meter
+                .u64_counter(name(own::TURNS))
+                .with_unit("{turn}")
+                .build(),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     session: Option<Context>,
@@ -148,41 +188,7 @@ impl Otel {
                 })
                 .with_resource(resource)
                 .build();
-            let meter = provider.meter(SCOPE);
-            let name = |own: &str| settings.names.get(own);
-            let instruments = Instruments {
-                token_usage: meter
-                    .u64_histogram(gen_ai::TOKEN_USAGE)
-                    .with_unit("{token}")
-                    .with_description("Tokens used per model request, by gen_ai.token.type")
-                    .build(),
-                operation_duration: meter
-                    .f64_histogram(gen_ai::OPERATION_DURATION)
-                    .with_unit("s")
-                    .with_description("Duration of model requests")
-                    .build(),
-                cost: meter
-                    .f64_histogram(name(own::COST))
-                    .with_unit("{usd}")
-                    .with_description("Estimated cost per model request in USD")
-                    .build(),
-                tool_duration: meter
-                    .f64_histogram(name(own::TOOL_DURATION))
-                    .with_unit("s")
-                    .build(),
-                tool_invocations: meter
-                    .u64_counter(name(own::TOOL_INVOCATIONS))
-                    .with_unit("{call}")
-                    .build(),
-                tool_failures: meter
-                    .u64_counter(name(own::TOOL_FAILURES))
-                    .with_unit("{call}")
-                    .build(),
-                turns: meter
-                    .u64_counter(name(own::TURNS))
-                    .with_unit("{turn}")
-                    .build(),
-            };
+            let instruments = Instruments::new(&provider.meter(SCOPE), &settings.names);
             Some((provider, instruments))
         } else {
             None

@@ -92,53 +92,11 @@ fn within_budget(wait: Duration, ctx: &ToolContext) -> Duration {
 }
 
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
-    if !Path::new(ctx.cwd.as_path()).is_dir() {
-        return Err(ToolError::new(format!(
-            "Working directory does not exist: {}",
-            ctx.cwd.display()
-        )));
-    }
-    // A sandbox gives commands a private temp directory inside the run's own.
-    let sandbox = match &ctx.bash.runner {
-        Some(runner) => {
-            let scratch = ctx
-                .leftovers
-                .spill_dir()
-                .map(|dir| dir.join("tmp"))
-                .and_then(|dir| std::fs::create_dir_all(&dir).map(|()| dir))
-                .map_err(|err| {
-                    ToolError::new(format!(
-                        "Failed to prepare the sandbox's temp directory: {err}"
-                    ))
-                })?;
-            Some((runner, scratch))
-        }
-        None => None,
-    };
-    let (spawned, told) = ctx.leftovers.with_watchdog(|watchdog| {
-        let runner = sandbox
-            .as_ref()
-            .map(|(runner, scratch)| (*runner, scratch.as_path()));
-        (
-            process::spawn(
-                command,
-                &ctx.cwd,
-                &ctx.bash.env,
-                runner,
-                ctx.bash.launcher.as_deref(),
-                watchdog,
-            ),
-            watchdog.is_some(),
-        )
-    });
-    let spawned =
-        spawned.map_err(|err| ToolError::new(format!("Failed to start command: {err}")))?;
     let process::Spawned {
         mut child,
         output: mut pipe,
         pgid,
-    } = spawned;
-    ctx.leftovers.add(pgid, told);
+    } = start(command, ctx)?;
 
     let mut output = Output::new(ctx.bash.secrets.clone(), ctx.leftovers.clone());
     let mut buf = vec![0u8; 64 * 1024];
@@ -191,6 +149,64 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
     report(&mut output, ctx);
     ctx.leftovers.forget_if_gone(pgid);
 
+    conclude(output, ending, timeout)
+}
+
+/// Starts the command (in the sandbox's private temp directory when there is a sandbox),
+/// registered with the run's leftovers so nothing it starts outlives the run.
+fn start(command: &str, ctx: &ToolContext) -> Result<process::Spawned, ToolError> {
+    if !Path::new(ctx.cwd.as_path()).is_dir() {
+        return Err(ToolError::new(format!(
+            "Working directory does not exist: {}",
+            ctx.cwd.display()
+        )));
+    }
+    // A sandbox gives commands a private temp directory inside the run's own.
+    let sandbox = match &ctx.bash.runner {
+        Some(runner) => {
+            let scratch = ctx
+                .leftovers
+                .spill_dir()
+                .map(|dir| dir.join("tmp"))
+                .and_then(|dir| std::fs::create_dir_all(&dir).map(|()| dir))
+                .map_err(|err| {
+                    ToolError::new(format!(
+                        "Failed to prepare the sandbox's temp directory: {err}"
+                    ))
+                })?;
+            Some((runner, scratch))
+        }
+        None => None,
+    };
+    let (spawned, told) = ctx.leftovers.with_watchdog(|watchdog| {
+        let runner = sandbox
+            .as_ref()
+            .map(|(runner, scratch)| (*runner, scratch.as_path()));
+        (
+            process::spawn(
+                command,
+                &ctx.cwd,
+                &ctx.bash.env,
+                runner,
+                ctx.bash.launcher.as_deref(),
+                watchdog,
+            ),
+            watchdog.is_some(),
+        )
+    });
+    let spawned =
+        spawned.map_err(|err| ToolError::new(format!("Failed to start command: {err}")))?;
+    ctx.leftovers.add(spawned.pgid, told);
+    Ok(spawned)
+}
+
+/// The tool's result: the output, `exitCode` (and `timedOut`) in the details, and an error
+/// line for anything but a clean exit.
+fn conclude(
+    output: Output,
+    ending: Option<Ending>,
+    timeout: Duration,
+) -> Result<ToolResult, ToolError> {
     let (text, details) = output.finish();
     let mut details = match details {
         Value::Object(map) => map,
