@@ -50,15 +50,12 @@ impl Session {
                         listed.id
                     }
                 };
-                let key = endpoint.api_key.clone();
-                let transport = match provider {
-                    HttpProvider::Anthropic => {
-                        HttpTransport::anthropic(client, &endpoint.base_url, key)
-                    }
-                    HttpProvider::Dynamo | HttpProvider::OpenAi | HttpProvider::Compatible => {
-                        HttpTransport::with_client(client, &endpoint.base_url, key)
-                    }
-                };
+                let dialect = provider.dialect();
+                let transport = HttpTransport::new(
+                    client,
+                    dialect.url(&endpoint.base_url),
+                    dialect.auth(endpoint.api_key.clone()),
+                );
                 (Arc::new(transport), model)
             }
         };

@@ -23,89 +23,30 @@ use super::wire::{
     ChatChunk, ChunkChoice, Delta, FunctionDelta, PromptDetails, RequestSpec, ToolCallDelta,
     WireUsage,
 };
-use crate::events::{AssistantContent, Message};
+use crate::events::{AssistantContent, AssistantMessage, Message};
 
 /// The API version every request names.
 pub const API_VERSION: &str = "2023-06-01";
+/// `/v1/messages` under the API root, given with or without `/v1`.
+pub fn messages_url(base_url: &str) -> String {
+    let root = base_url.trim_end_matches('/');
+    let root = root.strip_suffix("/v1").unwrap_or(root);
+    format!("{root}/v1/messages")
+}
+
+/// The version header every request carries, and the key as `x-api-key`.
+pub fn auth(api_key: Option<String>) -> Vec<(&'static str, String)> {
+    let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+    headers.extend(api_key.map(|key| ("x-api-key", key)));
+    headers
+}
+
 /// `max_tokens` is required by the API; used when `--max-tokens` is not given.
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
 
 /// The request body.
 pub fn build_body(spec: &RequestSpec<'_>) -> Value {
-    let mut messages: Vec<Value> = Vec::with_capacity(spec.messages.len());
-    for message in spec.messages {
-        match message {
-            Message::User(user) => {
-                let text: Vec<&str> = user.content.iter().map(|c| c.as_str()).collect();
-                let block = json!({"type": "text", "text": text.join("\n")});
-                // Roles alternate: a note after tool results joins their user message.
-                let previous = messages
-                    .last_mut()
-                    .filter(|m| m["role"] == "user")
-                    .and_then(|m| m["content"].as_array_mut());
-                match previous {
-                    Some(blocks) => blocks.push(block),
-                    None => messages.push(json!({"role": "user", "content": [block]})),
-                }
-            }
-            Message::Assistant(assistant) => {
-                let mut blocks = Vec::new();
-                for block in &assistant.content {
-                    match block {
-                        AssistantContent::Text { text } if !text.is_empty() => {
-                            blocks.push(json!({"type": "text", "text": text}));
-                        }
-                        AssistantContent::Text { .. } => {}
-                        AssistantContent::Thinking {
-                            thinking,
-                            thinking_signature: Some(signature),
-                        } => blocks.push(json!({
-                            "type": "thinking",
-                            "thinking": thinking,
-                            "signature": signature,
-                        })),
-                        AssistantContent::Thinking { .. } => {}
-                        AssistantContent::ToolCall(call) => {
-                            let input = match &call.arguments {
-                                Value::Object(_) => call.arguments.clone(),
-                                _ => json!({}),
-                            };
-                            blocks.push(json!({
-                                "type": "tool_use",
-                                "id": call.id,
-                                "name": call.name,
-                                "input": input,
-                            }));
-                        }
-                    }
-                }
-                if !blocks.is_empty() {
-                    messages.push(json!({"role": "assistant", "content": blocks}));
-                }
-            }
-            Message::ToolResult(result) => {
-                let text: Vec<&str> = result.content.iter().map(|c| c.as_str()).collect();
-                let block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": result.tool_call_id,
-                    "content": text.join("\n"),
-                    "is_error": result.is_error,
-                });
-                // Results of one assistant message travel together, in one user message.
-                let previous = messages.last_mut().filter(|m| {
-                    m["role"] == "user"
-                        && m["content"]
-                            .as_array()
-                            .and_then(|blocks| blocks.first())
-                            .is_some_and(|b| b["type"] == "tool_result")
-                });
-                match previous.and_then(|m| m["content"].as_array_mut()) {
-                    Some(blocks) => blocks.push(block),
-                    None => messages.push(json!({"role": "user", "content": [block]})),
-                }
-            }
-        }
-    }
+    let mut messages = messages(spec.messages);
     // The second cache breakpoint: everything up to the newest message.
     if let Some(block) = messages
         .last_mut()
@@ -152,6 +93,93 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
     }
     body
+}
+
+/// The conversation in the Messages API's shape: roles alternate, and the results of one
+/// assistant message travel together in one user message.
+fn messages(conversation: &[Message]) -> Vec<Value> {
+    let mut messages: Vec<Value> = Vec::with_capacity(conversation.len());
+    for message in conversation {
+        match message {
+            Message::User(user) => {
+                let text: Vec<&str> = user.content.iter().map(|c| c.as_str()).collect();
+                let block = json!({"type": "text", "text": text.join("\n")});
+                // Roles alternate: a note after tool results joins their user message.
+                let previous = messages
+                    .last_mut()
+                    .filter(|m| m["role"] == "user")
+                    .and_then(|m| m["content"].as_array_mut());
+                match previous {
+                    Some(blocks) => blocks.push(block),
+                    None => messages.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+            Message::Assistant(assistant) => {
+                let blocks = assistant_blocks(assistant);
+                if !blocks.is_empty() {
+                    messages.push(json!({"role": "assistant", "content": blocks}));
+                }
+            }
+            Message::ToolResult(result) => {
+                let text: Vec<&str> = result.content.iter().map(|c| c.as_str()).collect();
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": result.tool_call_id,
+                    "content": text.join("\n"),
+                    "is_error": result.is_error,
+                });
+                // Results of one assistant message travel together, in one user message.
+                let previous = messages.last_mut().filter(|m| {
+                    m["role"] == "user"
+                        && m["content"]
+                            .as_array()
+                            .and_then(|blocks| blocks.first())
+                            .is_some_and(|b| b["type"] == "tool_result")
+                });
+                match previous.and_then(|m| m["content"].as_array_mut()) {
+                    Some(blocks) => blocks.push(block),
+                    None => messages.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+        }
+    }
+    messages
+}
+
+/// An assistant message's blocks: text, signed thinking (unsigned thinking cannot go back),
+/// tool uses.
+fn assistant_blocks(assistant: &AssistantMessage) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    for block in &assistant.content {
+        match block {
+            AssistantContent::Text { text } if !text.is_empty() => {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+            AssistantContent::Text { .. } => {}
+            AssistantContent::Thinking {
+                thinking,
+                thinking_signature: Some(signature),
+            } => blocks.push(json!({
+                "type": "thinking",
+                "thinking": thinking,
+                "signature": signature,
+            })),
+            AssistantContent::Thinking { .. } => {}
+            AssistantContent::ToolCall(call) => {
+                let input = match &call.arguments {
+                    Value::Object(_) => call.arguments.clone(),
+                    _ => json!({}),
+                };
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": input,
+                }));
+            }
+        }
+    }
+    blocks
 }
 
 /// Thinking tokens for a reasoning effort (`reasoning_effort` names).

@@ -43,6 +43,25 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// Where requests go, from the API root (`http://host:8000/v1`; Anthropic's with or
+    /// without `/v1`).
+    pub fn url(self, base_url: &str) -> String {
+        match self {
+            Dialect::ChatCompletions => format!("{base_url}/chat/completions"),
+            Dialect::AnthropicMessages => anthropic::messages_url(base_url),
+        }
+    }
+
+    /// The headers that carry the key (and the API version), as the API wants them.
+    pub fn auth(self, api_key: Option<String>) -> Vec<(&'static str, String)> {
+        match self {
+            Dialect::ChatCompletions => api_key
+                .map(|key| vec![("authorization", format!("Bearer {key}"))])
+                .unwrap_or_default(),
+            Dialect::AnthropicMessages => anthropic::auth(api_key),
+        }
+    }
+
     /// An assistant message's `api` (Pi's names for the two wire formats).
     pub fn api_name(self) -> &'static str {
         match self {

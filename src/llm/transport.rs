@@ -60,7 +60,7 @@ pub trait Transport: Send + Sync {
     fn target(&self) -> String;
 }
 
-/// Model requests over HTTP with reqwest (rustls): chat completions, or Anthropic's Messages.
+/// Model requests over HTTP with reqwest (rustls), in whichever dialect the body is.
 pub struct HttpTransport {
     client: reqwest::Client,
     url: String,
@@ -69,29 +69,9 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// Chat completions; `base_url` is the API root (`http://host:8000/v1`).
-    pub fn with_client(client: reqwest::Client, base_url: &str, api_key: Option<String>) -> Self {
-        HttpTransport {
-            client,
-            url: format!("{base_url}/chat/completions"),
-            auth: api_key
-                .map(|key| vec![("authorization", format!("Bearer {key}"))])
-                .unwrap_or_default(),
-        }
-    }
-
-    /// Anthropic's Messages API; `base_url` is the API root, with or without `/v1`.
-    pub fn anthropic(client: reqwest::Client, base_url: &str, api_key: Option<String>) -> Self {
-        let root = base_url.trim_end_matches('/');
-        let url = match root.strip_suffix("/v1") {
-            Some(root) => format!("{root}/v1/messages"),
-            None => format!("{root}/v1/messages"),
-        };
-        let mut auth = vec![(
-            "anthropic-version",
-            super::anthropic::API_VERSION.to_string(),
-        )];
-        auth.extend(api_key.map(|key| ("x-api-key", key)));
+    /// Requests go to `url` with `auth` headers (see [`super::Dialect::url`] and
+    /// [`super::Dialect::auth`]).
+    pub fn new(client: reqwest::Client, url: String, auth: Vec<(&'static str, String)>) -> Self {
         HttpTransport { client, url, auth }
     }
 }

@@ -230,3 +230,30 @@ fn stop_reasons_and_errors_map_to_what_the_loop_knows() {
         Err(LlmError::Malformed { excerpt, .. }) if excerpt == "{\"type\":"
     ));
 }
+
+#[test]
+fn the_messages_url_and_headers_follow_the_api() {
+    for base in [
+        "https://api.anthropic.com",
+        "https://api.anthropic.com/",
+        "https://api.anthropic.com/v1",
+        "https://api.anthropic.com/v1/",
+    ] {
+        assert_eq!(
+            messages_url(base),
+            "https://api.anthropic.com/v1/messages",
+            "{base}"
+        );
+    }
+    assert_eq!(
+        auth(Some("sk-ant-key".into())),
+        [
+            ("anthropic-version", "2023-06-01".to_string()),
+            ("x-api-key", "sk-ant-key".to_string())
+        ]
+    );
+    assert_eq!(
+        auth(None),
+        [("anthropic-version", "2023-06-01".to_string())]
+    );
+}
