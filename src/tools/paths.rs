@@ -58,9 +58,12 @@ pub fn relative_posix(base: &Path, path: &Path) -> String {
 }
 
 fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .map(PathBuf::from)
+    home_from(std::env::var_os("HOME"))
+}
+
+/// The home directory `HOME` names; an empty value names none.
+fn home_from(var: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    var.filter(|home| !home.is_empty()).map(PathBuf::from)
 }
 
 fn is_unicode_space(c: char) -> bool {

@@ -58,3 +58,10 @@ fn writes_stay_inside_and_hidden_paths_stay_unread() {
         "{secrets_dir}"
     );
 }
+
+#[test]
+fn a_path_with_no_existing_part_is_normalized_on_paper() {
+    let base = Path::new("/nonexistent-worker-test-root");
+    assert_eq!(real_path(&base.join("a/./b/..")), base.join("a"));
+    assert_eq!(real_path(&base.join("a/../../x")), Path::new("/x"));
+}

@@ -53,6 +53,99 @@ fn a_fifo_without_a_writer_is_refused_at_once() {
 }
 
 #[test]
+fn what_is_not_a_regular_file_is_named_by_its_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    nix::unistd::mkfifo(&fifo, Mode::from_bits_truncate(0o600)).unwrap();
+    let socket = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    let block = block_device(dir.path());
+    let cases = [
+        (dir.path().join("sub"), "Path is a directory: x"),
+        (
+            fifo,
+            "x is a FIFO, not a regular file; write only works on regular files. Use bash for pipes and devices.",
+        ),
+        (
+            socket,
+            "x is a socket, not a regular file; write only works on regular files. Use bash for pipes and devices.",
+        ),
+        (
+            PathBuf::from("/dev/null"),
+            "x is a character device, not a regular file; write only works on regular files. Use bash for pipes and devices.",
+        ),
+        (
+            block,
+            "x is a block device, not a regular file; write only works on regular files. Use bash for pipes and devices.",
+        ),
+    ];
+    for (path, message) in cases {
+        let target = WriteTarget::open(&path, None, false, "x").unwrap();
+        let err = target.refuse_irregular("x", "write").unwrap_err();
+        assert_eq!(err.message, message, "{}", path.display());
+    }
+    let file = dir.path().join("f");
+    fs::write(&file, "x").unwrap();
+    let target = WriteTarget::open(&file, None, false, "f").unwrap();
+    assert!(target.refuse_irregular("f", "write").is_ok());
+}
+
+/// A block device to test with: one made in `dir` (as root), else one of the machine's.
+fn block_device(dir: &Path) -> PathBuf {
+    use nix::sys::stat::{SFlag, makedev, mknod};
+    let made = dir.join("blk");
+    if mknod(
+        &made,
+        SFlag::S_IFBLK,
+        Mode::from_bits_truncate(0o600),
+        makedev(7, 200),
+    )
+    .is_ok()
+    {
+        return made;
+    }
+    fs::read_dir("/dev")
+        .unwrap()
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .find(|path| {
+            use std::os::unix::fs::FileTypeExt;
+            fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+        })
+        .expect("no block device: run as root (mknod) or on a machine with one in /dev")
+}
+
+#[test]
+fn missing_directories_are_made_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = PathPolicy::new(&[dir.path().to_path_buf()], &[]);
+    let path = dir.path().join("a/b/f");
+    let Err(err) = WriteTarget::open(&path, Some(&policy), false, "f") else {
+        panic!("a missing directory was walked into");
+    };
+    assert_eq!(err.message, "File not found: f");
+    assert!(
+        !dir.path().join("a").exists(),
+        "nothing made when not asked"
+    );
+    let target = WriteTarget::open(&path, Some(&policy), true, "f").unwrap();
+    target.replace(b"x").unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "x");
+}
+
+#[test]
+fn an_opened_directory_is_listed_through_its_descriptor() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("only.txt"), "x").unwrap();
+    let fd = nix::fcntl::open(dir.path(), dir_flags(), Mode::empty()).unwrap();
+    let names: Vec<_> = fs::read_dir(fd_path(&fd))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["only.txt"]);
+}
+
+#[test]
 fn writes_through_a_symlink_and_keeps_the_link() {
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("real.txt");

@@ -20,7 +20,9 @@ fn relative_paths_join_the_cwd_and_at_prefixes_are_dropped() {
 
 #[test]
 fn tilde_means_home() {
-    let Some(home) = home_dir() else { return };
+    // The test environment has a HOME; read it independently of the code under test.
+    let home = PathBuf::from(std::env::var_os("HOME").expect("tests run with HOME set"));
+    assert_eq!(home_dir(), Some(home.clone()));
     assert_eq!(resolve(Path::new("/w"), "~/x").unwrap(), home.join("x"));
     assert_eq!(resolve(Path::new("/w"), "~").unwrap(), home.join(""));
     assert_eq!(
@@ -46,4 +48,15 @@ fn relative_posix_paths() {
     assert_eq!(relative_posix(Path::new("/a"), Path::new("/a/b/c")), "b/c");
     assert_eq!(relative_posix(Path::new("/a"), Path::new("/a")), ".");
     assert_eq!(relative_posix(Path::new("/a"), Path::new("/x/y")), "x/y");
+    assert_eq!(
+        relative_posix(Path::new("/a"), Path::new("../up/./x")),
+        "../up/x"
+    );
+}
+
+#[test]
+fn an_empty_or_missing_home_names_no_directory() {
+    assert_eq!(home_from(None), None);
+    assert_eq!(home_from(Some("".into())), None);
+    assert_eq!(home_from(Some("/h".into())), Some(PathBuf::from("/h")));
 }
