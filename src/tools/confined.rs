@@ -234,22 +234,26 @@ impl WriteTarget {
         for _ in 0..8 {
             let tag = uuid::Uuid::new_v4().simple().to_string();
             let temp_name = OsString::from(format!(".{base}.{}.tmp", &tag[..8]));
-            match openat(
-                &self.dir,
-                temp_name.as_os_str(),
-                OFlag::O_WRONLY
-                    | OFlag::O_CREAT
-                    | OFlag::O_EXCL
-                    | OFlag::O_NOFOLLOW
-                    | OFlag::O_CLOEXEC,
-                Mode::from_bits_truncate(0o666),
-            ) {
+            match self.create_new(&temp_name) {
                 Ok(fd) => return Ok((temp_name, File::from(fd))),
                 Err(Errno::EEXIST) => last = io::Error::from(Errno::EEXIST),
                 Err(err) => return Err(err.into()),
             }
         }
         Err(last)
+    }
+}
+
+impl WriteTarget {
+    /// A new file named `name` in the directory: never an existing one, never through a
+    /// symlink planted at the name.
+    fn create_new(&self, name: &OsStr) -> nix::Result<OwnedFd> {
+        openat(
+            &self.dir,
+            name,
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o666),
+        )
     }
 }
 

@@ -146,6 +146,42 @@ fn an_opened_directory_is_listed_through_its_descriptor() {
 }
 
 #[test]
+fn a_new_file_is_never_made_through_a_planted_link_or_over_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let aim = outside.path().join("aim");
+    symlink(&aim, dir.path().join(".f.planted.tmp")).unwrap();
+    fs::write(dir.path().join(".f.taken.tmp"), "old").unwrap();
+    let target = WriteTarget::open(&dir.path().join("f"), None, false, "f").unwrap();
+    for name in [".f.planted.tmp", ".f.taken.tmp"] {
+        assert_eq!(
+            target.create_new(OsStr::new(name)).unwrap_err(),
+            Errno::EEXIST,
+            "{name}"
+        );
+    }
+    assert!(!aim.exists(), "nothing was made through the link");
+    assert_eq!(
+        fs::read_to_string(dir.path().join(".f.taken.tmp")).unwrap(),
+        "old"
+    );
+    assert!(target.create_new(OsStr::new(".f.free.tmp")).is_ok());
+}
+
+#[test]
+fn a_path_under_a_file_is_refused_when_it_is_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("file.txt"), "x").unwrap();
+    let Err(err) = WriteTarget::open(&dir.path().join("file.txt/child"), None, false, "x") else {
+        panic!("a file was opened as a directory");
+    };
+    assert_eq!(
+        err.message,
+        "Could not write x: Not a directory (os error 20)"
+    );
+}
+
+#[test]
 fn writes_through_a_symlink_and_keeps_the_link() {
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("real.txt");
