@@ -39,6 +39,28 @@ pub(crate) mod testing {
         })
     }
 
+    /// As root, runs the unit test named `test` again as `nobody` (setpriv) and requires that
+    /// it ran and passed; returns `true` then, and the caller returns. Root ignores file and
+    /// directory permissions, so a test about them checks nothing as root (as in CI).
+    pub fn rerun_unprivileged(test: &str) -> bool {
+        if !nix::unistd::geteuid().is_root() {
+            return false;
+        }
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", test, "--test-threads=1"])
+            .output()
+            .unwrap_or_else(|err| panic!("setpriv(1) (util-linux) is needed as root: {err}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("test result: ok. 1 passed"),
+            "the unprivileged run of {test} failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        true
+    }
+
     pub struct Harness {
         pub dir: tempfile::TempDir,
         pub updates: Arc<Mutex<Vec<ToolResult>>>,

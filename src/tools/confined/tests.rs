@@ -182,6 +182,30 @@ fn a_path_under_a_file_is_refused_when_it_is_opened() {
 }
 
 #[test]
+fn a_directory_that_can_be_written_but_not_listed_takes_writes() {
+    // Directories on the way are opened as paths (O_PATH), which needs no read permission.
+    if crate::tools::testing::rerun_unprivileged(
+        "tools::confined::tests::a_directory_that_can_be_written_but_not_listed_takes_writes",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let drop_box = dir.path().join("box");
+    fs::create_dir(&drop_box).unwrap();
+    fs::set_permissions(&drop_box, fs::Permissions::from_mode(0o300)).unwrap();
+    assert!(
+        fs::read_dir(&drop_box).is_err(),
+        "the directory is listable for this user"
+    );
+    let policy = PathPolicy::new(&[dir.path().to_path_buf()], &[]);
+    for (name, policy) in [("a", None), ("b", Some(&policy))] {
+        replace(&drop_box.join(name), policy, b"x").unwrap();
+    }
+    fs::set_permissions(&drop_box, fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(fs::read_to_string(drop_box.join("b")).unwrap(), "x");
+}
+
+#[test]
 fn writes_through_a_symlink_and_keeps_the_link() {
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("real.txt");

@@ -55,25 +55,9 @@ async fn a_file_in_the_way_of_a_parent_is_reported() {
 #[tokio::test]
 async fn a_read_only_directory_is_permission_denied() {
     use std::os::unix::fs::PermissionsExt;
-    if nix::unistd::geteuid().is_root() {
-        // Root ignores directory permissions (as in CI): run this same test again as an
-        // unprivileged user, and require that it ran and passed.
-        let out = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "tools::write::tests::a_read_only_directory_is_permission_denied",
-                "--test-threads=1",
-            ])
-            .output()
-            .unwrap_or_else(|err| panic!("setpriv(1) (util-linux) is needed as root: {err}"));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("test result: ok. 1 passed"),
-            "the unprivileged run failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if crate::tools::testing::rerun_unprivileged(
+        "tools::write::tests::a_read_only_directory_is_permission_denied",
+    ) {
         return;
     }
     let h = Harness::new();
