@@ -295,10 +295,22 @@ fn when_the_interfaces_cannot_be_read_nothing_passes() {
 #[test]
 fn every_address_of_this_machine_is_forbidden() {
     let own = interfaces::own_addresses().unwrap();
+    // Both families are read: checked against the kernel's own IPv6 list, read another way.
     assert!(
-        own.iter().any(|(_, ip)| ip.is_loopback()),
-        "getifaddrs lists loopback: {own:?}"
+        own.iter()
+            .any(|(_, ip)| *ip == IpAddr::from([127, 0, 0, 1])),
+        "getifaddrs lists 127.0.0.1: {own:?}"
     );
+    let inet6 = std::fs::read_to_string("/proc/net/if_inet6")
+        .expect("IPv6 is enabled on the test machine (/proc/net/if_inet6)");
+    for line in inet6.lines() {
+        let hex = line.split_whitespace().next().unwrap();
+        let ip = IpAddr::from(u128::from_str_radix(hex, 16).unwrap().to_be_bytes());
+        assert!(
+            own.iter().any(|(_, own)| *own == ip),
+            "{ip} missing from {own:?}"
+        );
+    }
     let classifier = Classifier::now();
     for (interface, ip) in own {
         assert!(classifier.forbidden(ip).is_some(), "{interface} {ip}");
