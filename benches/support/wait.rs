@@ -5,14 +5,14 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub struct Sample {
+pub(crate) struct Sample {
     pub wall: Duration,
     pub max_rss_kib: i64,
 }
 
 /// Spawns and waits with wait4, which also reports the child's peak RSS.
 #[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
-pub fn measure(mut cmd: Command, stdin: &[u8]) -> (Sample, i32, Instant) {
+pub(crate) fn measure(mut cmd: Command, stdin: &[u8]) -> (Sample, i32, Instant) {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

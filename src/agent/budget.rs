@@ -15,13 +15,13 @@ const WARN_AT: f64 = 0.8;
 
 /// Which budgets have had their note.
 #[derive(Debug, Default)]
-pub struct Budgets {
+pub(super) struct Budgets {
     warned: Vec<LimitKind>,
 }
 
 impl Budgets {
     /// The budget a run has used up (turns and time are checked where they always were).
-    pub fn exhausted(limits: &Limits, stats: &UsageStats) -> Option<LimitKind> {
+    pub(super) fn exhausted(limits: &Limits, stats: &UsageStats) -> Option<LimitKind> {
         if limits
             .max_tool_calls
             .is_some_and(|max| stats.tool_calls >= max)
@@ -41,7 +41,7 @@ impl Budgets {
     }
 
     /// Notes for budgets that crossed 80% since the last call (each one once).
-    pub fn warnings(
+    pub(super) fn warnings(
         &mut self,
         limits: &Limits,
         stats: &UsageStats,

@@ -12,19 +12,19 @@ use crate::events::{AssistantContent, Message, TextContent, ToolResultMessage, U
 
 /// A rough, tokenizer-free estimate: English text and code average about four characters per
 /// token for the common BPE vocabularies.
-pub const CHARS_PER_TOKEN: u64 = 4;
+pub(super) const CHARS_PER_TOKEN: u64 = 4;
 /// Tokens kept free for the answer when `--max-tokens` does not say.
-pub const DEFAULT_RESERVE: u64 = 16_384;
+pub(super) const DEFAULT_RESERVE: u64 = 16_384;
 /// Each tool result is cut to this many characters in what the summarizer reads.
 const SUMMARY_RESULT_CHARS: usize = 2_000;
 
-pub const SUMMARIZER: &str = "You compress a coding agent's conversation so it can continue \
+pub(super) const SUMMARIZER: &str = "You compress a coding agent's conversation so it can continue \
 with less context. Write a concise summary of everything so far: the task and its constraints, \
 what was found, what was changed (files, commands) and why, decisions made, and what remains \
 to do. Keep file paths, names and numbers exact. Write only the summary.";
 
 /// The prefix of the message that stands for the summarized part.
-pub const SUMMARY_PREFIX: &str = "The conversation so far, summarized:\n\n";
+pub(super) const SUMMARY_PREFIX: &str = "The conversation so far, summarized:\n\n";
 
 /// Characters of a message as the model reads it.
 fn chars(message: &Message) -> u64 {
@@ -46,7 +46,11 @@ fn chars(message: &Message) -> u64 {
 
 /// Tokens of the next request: the last reported count (taken when the conversation had
 /// `known.0` messages) plus an estimate for the messages since.
-pub fn estimate(messages: &[Message], system_chars: usize, known: Option<(usize, u64)>) -> u64 {
+pub(super) fn estimate(
+    messages: &[Message],
+    system_chars: usize,
+    known: Option<(usize, u64)>,
+) -> u64 {
     let (from, base) = match known {
         Some((count, tokens)) if count <= messages.len() => (count, tokens),
         _ => (0, system_chars as u64 / CHARS_PER_TOKEN),
@@ -56,7 +60,7 @@ pub fn estimate(messages: &[Message], system_chars: usize, known: Option<(usize,
 
 /// The tokens a request may use before compaction: the window less the answer's reserve
 /// (at most a quarter of the window).
-pub fn threshold(window: u64, max_tokens: Option<u32>) -> u64 {
+pub(super) fn threshold(window: u64, max_tokens: Option<u32>) -> u64 {
     let reserve = max_tokens
         .map_or(DEFAULT_RESERVE, u64::from)
         .min(window / 4);
@@ -65,7 +69,7 @@ pub fn threshold(window: u64, max_tokens: Option<u32>) -> u64 {
 
 /// Where the kept part starts: the newest assistant message (with the results of its calls).
 /// `None` when there is nothing before it to summarize.
-pub fn split_point(messages: &[Message]) -> Option<usize> {
+pub(super) fn split_point(messages: &[Message]) -> Option<usize> {
     let at = messages
         .iter()
         .rposition(|m| matches!(m, Message::Assistant(_)))?;
@@ -73,7 +77,7 @@ pub fn split_point(messages: &[Message]) -> Option<usize> {
 }
 
 /// What the summarizer reads: the older messages, tool results cut short, and the request.
-pub fn summary_input(older: &[Message]) -> Vec<Message> {
+pub(super) fn summary_input(older: &[Message]) -> Vec<Message> {
     let mut input: Vec<Message> = older
         .iter()
         .map(|message| match message {
@@ -100,7 +104,7 @@ pub fn summary_input(older: &[Message]) -> Vec<Message> {
     input
 }
 
-pub fn user(text: &str) -> Message {
+pub(super) fn user(text: &str) -> Message {
     Message::User(UserMessage {
         content: vec![TextContent::text(text)],
         timestamp: crate::events::now_millis(),
@@ -108,7 +112,7 @@ pub fn user(text: &str) -> Message {
 }
 
 /// A server's refusal of a request for its length (OpenAI, vLLM/Dynamo, Anthropic wordings).
-pub fn is_overflow(error: &crate::llm::LlmError) -> bool {
+pub(super) fn is_overflow(error: &crate::llm::LlmError) -> bool {
     let crate::llm::LlmError::Status {
         status, message, ..
     } = error

@@ -8,7 +8,7 @@ use crate::control::AbortReason;
 use crate::events::{FatalError, FatalErrorKind, LimitKind, LimitReached};
 
 /// How a run that did not succeed ended, for [`failure_line`].
-pub enum Failure<'a> {
+pub(super) enum Failure<'a> {
     Fatal {
         error: &'a FatalError,
         /// Model requests made for the turn that failed (retries included).
@@ -21,7 +21,7 @@ pub enum Failure<'a> {
 }
 
 /// The line (without the `worker: ` prefix the binary adds).
-pub fn failure_line(failure: Failure<'_>) -> String {
+pub(super) fn failure_line(failure: Failure<'_>) -> String {
     match failure {
         Failure::Fatal {
             error,

@@ -33,7 +33,7 @@ use crate::tools::{Tool, ToolContext, ToolSet};
 /// output), also when the budget has nothing left.
 const STOP_MARGIN: Duration = Duration::from_millis(500);
 
-pub struct ExecContext<'a> {
+pub(super) struct ExecContext<'a> {
     pub emitter: &'a Emitter,
     pub tools: &'a ToolSet,
     /// The context each call gets (its progress callback is replaced per call).
@@ -46,7 +46,10 @@ pub struct ExecContext<'a> {
 }
 
 /// Runs the calls and returns their result messages, in call order.
-pub async fn execute_calls(ctx: &ExecContext<'_>, calls: &[ToolCall]) -> Vec<ToolResultMessage> {
+pub(super) async fn execute_calls(
+    ctx: &ExecContext<'_>,
+    calls: &[ToolCall],
+) -> Vec<ToolResultMessage> {
     let concurrent = calls.len() > 1
         && calls.iter().all(|call| {
             ctx.tools
@@ -260,7 +263,7 @@ impl Updates<'_> {
 }
 
 /// The text a panic was raised with.
-pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

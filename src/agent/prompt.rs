@@ -12,7 +12,7 @@ use crate::tools::ToolSet;
 const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
 /// All context files together are cut to this (each is cut to [`InputKind::ContextFile`]'s
 /// cap first), so that two dozen nested ones cannot crowd out the task either.
-pub const CONTEXT_FILES_TOTAL_MAX_BYTES: u64 = 64 * 1024;
+pub(super) const CONTEXT_FILES_TOTAL_MAX_BYTES: u64 = 64 * 1024;
 
 const PREAMBLE: &str = "You are worker, an autonomous coding agent. You run headless: a \
 program gave you this task and will read your final answer. Nobody can answer questions while \
@@ -21,7 +21,7 @@ summary of what you did and anything left undone.";
 
 /// The system prompt; `sections` (from extensions: the skills on offer, ...) come after the
 /// project's instructions. The context files read for it come back too, for what was cut.
-pub fn build(
+pub(super) fn build(
     config: &PromptConfig,
     tools: &ToolSet,
     cwd: &Path,

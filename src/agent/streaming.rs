@@ -17,7 +17,7 @@ use crate::llm::pricing::Price;
 use crate::llm::{Assembled, Assembler};
 use crate::secrets::{Secrets, StreamRedactor};
 
-pub struct StreamingMessage<'e> {
+pub(super) struct StreamingMessage<'e> {
     emitter: &'e Emitter,
     /// The message as `message_start` shows it: no content yet, stop reason pending.
     pending: AssistantMessage,
@@ -31,7 +31,7 @@ pub struct StreamingMessage<'e> {
 
 impl<'e> StreamingMessage<'e> {
     /// `skeleton` supplies everything but the content (provider, model, timestamp, ...).
-    pub fn new(emitter: &'e Emitter, skeleton: &AssistantMessage) -> Self {
+    pub(super) fn new(emitter: &'e Emitter, skeleton: &AssistantMessage) -> Self {
         StreamingMessage {
             emitter,
             pending: AssistantMessage {
@@ -48,14 +48,14 @@ impl<'e> StreamingMessage<'e> {
     }
 
     /// Prices the message's usage when it ends.
-    pub fn priced(mut self, price: Option<Price>) -> Self {
+    pub(super) fn priced(mut self, price: Option<Price>) -> Self {
         self.price = price;
         self
     }
 
     /// Emits one streamed piece (after `message_start`, if it was not out yet). Deltas are
     /// redacted across pieces; a block's end first releases what was held back.
-    pub fn push(&mut self, event: &AssistantMessageEvent<'_>) {
+    pub(super) fn push(&mut self, event: &AssistantMessageEvent<'_>) {
         self.start();
         if self.secrets.is_empty() {
             return self.emit(event);
@@ -113,7 +113,7 @@ impl<'e> StreamingMessage<'e> {
     /// Ends the assembled message: the last deltas (open blocks closing, tool calls ending),
     /// then `message_end`. `stopped` overrides the stop reason (abort, error); `observe` sees
     /// the assembly before it is folded into the message.
-    pub fn close(
+    pub(super) fn close(
         mut self,
         assembler: Assembler,
         stopped: Option<(StopReason, Option<String>)>,
@@ -137,7 +137,7 @@ impl<'e> StreamingMessage<'e> {
     }
 
     /// Ends the message with `message` as it finally is.
-    pub fn end(mut self, message: AssistantMessage) -> AssistantMessage {
+    pub(super) fn end(mut self, message: AssistantMessage) -> AssistantMessage {
         self.start();
         self.emitter.emit(&Event::MessageEnd {
             message: &Message::Assistant(message.clone()),

@@ -28,7 +28,7 @@ use crate::text::excerpt;
 /// The most of an error response body kept for the message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
-pub struct TurnContext<'a> {
+pub(super) struct TurnContext<'a> {
     pub emitter: &'a Emitter,
     pub transport: &'a dyn Transport,
     pub decorators: &'a [Arc<dyn RequestDecorator>],
@@ -54,33 +54,33 @@ pub struct TurnContext<'a> {
 /// resends included); `s<K>` instead of `t<N>` for the run's `K`th compaction summary (from
 /// 0). The entry count only grows, so a resumed session never repeats an id.
 #[derive(Debug, Clone)]
-pub struct RequestIds {
+pub(super) struct RequestIds {
     run: String,
 }
 
 impl RequestIds {
-    pub fn new(session_id: &str, prior_entries: usize) -> Self {
+    pub(super) fn new(session_id: &str, prior_entries: usize) -> Self {
         RequestIds {
             run: format!("{session_id}:r{prior_entries}"),
         }
     }
 
-    pub fn turn(&self, turn: u32) -> String {
+    pub(super) fn turn(&self, turn: u32) -> String {
         format!("{}:t{turn}", self.run)
     }
 
-    pub fn summary(&self, index: u32) -> String {
+    pub(super) fn summary(&self, index: u32) -> String {
         format!("{}:s{index}", self.run)
     }
 }
 
-pub enum TurnEnd {
+pub(super) enum TurnEnd {
     Completed,
     Failed(LlmError),
     Aborted,
 }
 
-pub struct TurnOutcome {
+pub(super) struct TurnOutcome {
     pub message: AssistantMessage,
     pub end: TurnEnd,
     /// Requests sent, retries and protocol resends included.
@@ -102,7 +102,7 @@ enum Attempt {
 /// stays dropped, so this bound is never reached in practice; it only rules out a loop).
 const MAX_RESENDS: u32 = 8;
 
-pub async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutcome {
+pub(super) async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutcome {
     let mut requests = 0;
     let mut retries = 0;
     let mut resends = 0;

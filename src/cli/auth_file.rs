@@ -18,14 +18,14 @@ use serde_json::Value;
 use crate::input_file::{InputFile, InputKind};
 
 #[derive(Debug, Default)]
-pub struct AuthFile {
+pub(super) struct AuthFile {
     /// Provider name → API key.
     pub keys: HashMap<String, String>,
     pub warnings: Vec<String>,
 }
 
 /// `--auth-file PATH`: every problem is a usage error.
-pub fn load(path: &Path) -> Result<AuthFile, String> {
+pub(super) fn load(path: &Path) -> Result<AuthFile, String> {
     let text = read(path, FLAG)?;
     let entries = entries(&text).map_err(|err| format!("{FLAG} {}: {err}", path.display()))?;
     Ok(from_entries(entries, FLAG))
@@ -35,7 +35,7 @@ pub fn load(path: &Path) -> Result<AuthFile, String> {
 /// agentic-pi does). A missing file is no keys. A file that is not JSON is skipped with a
 /// warning, as Pi skips it; one others can read, or that cannot be read, is refused like
 /// `--auth-file`.
-pub fn load_default(path: &Path) -> Result<AuthFile, String> {
+pub(super) fn load_default(path: &Path) -> Result<AuthFile, String> {
     let source = DEFAULT_SOURCE;
     if matches!(std::fs::symlink_metadata(path), Err(err) if err.kind() == std::io::ErrorKind::NotFound)
     {

@@ -25,7 +25,7 @@ use crate::secrets::{Secrets, url_password};
 const GITHUB_VARS: [&str; 3] = ["GITHUB_TOKEN", "GH_TOKEN", "GITHUB_APP_PRIVATE_KEY"];
 
 /// What the command line, the environment and the auth file say, for [`register`].
-pub struct Known<'a> {
+pub(super) struct Known<'a> {
     pub env: &'a dyn Env,
     pub overrides: &'a BTreeMap<String, Override>,
     pub model: &'a ModelSource,
@@ -35,7 +35,7 @@ pub struct Known<'a> {
 }
 
 /// Adds every credential in `known` to `secrets`.
-pub fn register(secrets: &Secrets, known: &Known<'_>) {
+pub(super) fn register(secrets: &Secrets, known: &Known<'_>) {
     let env = known.env;
     let mut values = model::known_keys(env, known.overrides);
     values.extend(known.auth.keys.values().cloned());

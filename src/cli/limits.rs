@@ -21,7 +21,7 @@ use super::pi_agent::FileRetry;
 
 /// The limits the flags (and Pi's retry settings) ask for, and a warning when the two
 /// disagree; or the one line that says which flag is wrong.
-pub fn limits(args: &RunArgs, file: &FileRetry) -> Result<(Limits, Option<String>), String> {
+pub(super) fn limits(args: &RunArgs, file: &FileRetry) -> Result<(Limits, Option<String>), String> {
     let counts = [
         ("--max-turns", args.max_turns.map(u64::from)),
         ("--max-tool-calls", args.max_tool_calls.map(u64::from)),
@@ -78,7 +78,7 @@ fn model_retry(args: &RunArgs, file: &FileRetry) -> (u32, Duration, Option<Strin
 }
 
 /// The retry policy of tools' own HTTP requests (web search, GitHub).
-pub fn tool_retry(args: &RunArgs) -> RetryPolicy {
+pub(super) fn tool_retry(args: &RunArgs) -> RetryPolicy {
     RetryPolicy::new(
         args.max_retries.unwrap_or(defaults::TOOL_MAX_RETRIES),
         tool_retry_base_delay(args),
@@ -86,7 +86,7 @@ pub fn tool_retry(args: &RunArgs) -> RetryPolicy {
 }
 
 /// The first delay of tools' own HTTP retries.
-pub fn tool_retry_base_delay(args: &RunArgs) -> Duration {
+pub(super) fn tool_retry_base_delay(args: &RunArgs) -> Duration {
     args.retry_base_delay
         .map(|d| d.0)
         .unwrap_or(defaults::TOOL_RETRY_BASE_DELAY)

@@ -21,7 +21,7 @@ use crate::config::{
 use crate::llm::fixture::Fixture;
 
 /// The variable agentic-pi reads provider overrides from (the flag wins).
-pub const PROVIDERS_ENV: &str = "AGENTIC_PI_PROVIDERS";
+pub(super) const PROVIDERS_ENV: &str = "AGENTIC_PI_PROVIDERS";
 
 const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
 
@@ -43,7 +43,10 @@ pub struct Override {
 }
 
 /// Parses `--providers` (or the variable); `label` names the source in errors.
-pub fn parse_overrides(raw: &str, label: &str) -> Result<BTreeMap<String, Override>, String> {
+pub(super) fn parse_overrides(
+    raw: &str,
+    label: &str,
+) -> Result<BTreeMap<String, Override>, String> {
     let parsed: Value =
         serde_json::from_str(raw).map_err(|err| format!("{label} must be JSON: {err}"))?;
     let Value::Object(entries) = parsed else {
@@ -213,7 +216,7 @@ fn conventional_key_var(name: &str) -> String {
 /// Every model key the command line and environment hold, whichever model the run uses: the
 /// built-in providers' variables, and each `--providers` entry's `apiKey`, the variable its
 /// `apiKeyEnv` names and its `<NAME>_API_KEY`.
-pub fn known_keys(env: &dyn Env, overrides: &BTreeMap<String, Override>) -> Vec<String> {
+pub(super) fn known_keys(env: &dyn Env, overrides: &BTreeMap<String, Override>) -> Vec<String> {
     let mut vars: Vec<String> = BUILTIN_KEY_VARS.iter().map(|v| v.to_string()).collect();
     let mut keys = Vec::new();
     for (name, entry) in overrides {

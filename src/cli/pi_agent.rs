@@ -20,11 +20,11 @@ use crate::config::Env;
 use crate::input_file::{InputFile, InputKind};
 
 /// The variable that moves the agent directory, as in Pi.
-pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
+pub(super) const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 
 /// The agent directory: `PI_CODING_AGENT_DIR` (a leading `~` is the home directory), else
 /// `$HOME/.pi/agent`; none when neither says where.
-pub fn agent_dir(env: &dyn Env) -> Option<PathBuf> {
+pub(super) fn agent_dir(env: &dyn Env) -> Option<PathBuf> {
     let home = env.get("HOME").map(PathBuf::from);
     match env.get(AGENT_DIR_ENV) {
         Some(dir) if dir == "~" => home,
@@ -38,7 +38,7 @@ pub fn agent_dir(env: &dyn Env) -> Option<PathBuf> {
 
 /// The `retry` block of `settings.json`: each field the operator set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FileRetry {
+pub(super) struct FileRetry {
     pub enabled: Option<bool>,
     pub max_retries: Option<u32>,
     pub base_delay: Option<Duration>,
@@ -46,13 +46,13 @@ pub struct FileRetry {
 
 /// What `settings.json` says about retries, and the warnings found reading it.
 #[derive(Debug, Default)]
-pub struct Settings {
+pub(super) struct Settings {
     pub retry: FileRetry,
     pub warnings: Vec<String>,
 }
 
 /// Reads `<dir>/settings.json`.
-pub fn settings(dir: &Path) -> Result<Settings, String> {
+pub(super) fn settings(dir: &Path) -> Result<Settings, String> {
     let path = dir.join("settings.json");
     let shown = path.display();
     if matches!(std::fs::symlink_metadata(&path), Err(err) if err.kind() == std::io::ErrorKind::NotFound)

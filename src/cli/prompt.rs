@@ -105,7 +105,7 @@ fn readable_within(stdin: &std::io::Stdin, wait: Duration) -> bool {
 
 /// Joins the argument and stdin the way `codex exec` does:
 /// `argument\n\n<stdin>\n...\n</stdin>`.
-pub fn combine(argument: Option<&str>, stdin: Option<&[u8]>) -> Result<String, String> {
+pub(super) fn combine(argument: Option<&str>, stdin: Option<&[u8]>) -> Result<String, String> {
     let piped = stdin.map(decode).transpose()?;
     let piped = piped.filter(|text| !text.trim().is_empty());
     let argument = argument.filter(|text| !text.trim().is_empty());

@@ -21,7 +21,7 @@ fn catalogue() -> Vec<String> {
 
 /// Leaves out of `allow` the names of tools that are not in `available` but that another
 /// run could offer, and returns the warning that says which.
-pub fn keep_offered(allow: &mut Vec<String>, available: &[Arc<dyn Tool>]) -> Option<String> {
+pub(super) fn keep_offered(allow: &mut Vec<String>, available: &[Arc<dyn Tool>]) -> Option<String> {
     let known = catalogue();
     let (kept, left_out): (Vec<String>, Vec<String>) = allow.drain(..).partition(|name| {
         available.iter().any(|tool| tool.name() == name) || !known.contains(name)

@@ -29,7 +29,7 @@ impl fmt::Display for FlagDuration {
 
 /// The longest duration a flag may give (100 years): far beyond any run, and far enough from the limits
 /// of the clock that a deadline computed from it never overflows.
-pub const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+pub(super) const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     let text = raw.trim();

@@ -30,7 +30,7 @@ const SETTLE: Duration = Duration::from_millis(2);
 
 /// Who the socket must be connected to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Peer {
+pub(super) enum Peer {
     Tcp(Vec<SocketAddr>),
     Unix(PathBuf),
 }
@@ -59,7 +59,7 @@ impl Peer {
     }
 
     /// The descriptors connected to this peer right now.
-    pub fn sockets(&self) -> HashSet<RawFd> {
+    pub(super) fn sockets(&self) -> HashSet<RawFd> {
         let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
             return HashSet::new();
         };
@@ -77,7 +77,7 @@ impl Peer {
 
 /// One connection's kernel-side progress.
 #[derive(Debug)]
-pub struct SocketProbe {
+pub(super) struct SocketProbe {
     fd: RawFd,
     peer: Peer,
     /// Kernel bytes the connection had taken before the first message (the handshake).
@@ -90,7 +90,7 @@ pub struct SocketProbe {
 impl SocketProbe {
     /// The socket connected to `peer` that was not among `before`; call it right after the
     /// connection is made, before anything is sent on it.
-    pub fn find(peer: Peer, before: &HashSet<RawFd>) -> Option<SocketProbe> {
+    pub(super) fn find(peer: Peer, before: &HashSet<RawFd>) -> Option<SocketProbe> {
         let fd = peer.sockets().difference(before).copied().max()?;
         let baseline = match peer {
             Peer::Tcp(_) => tcp_taken(fd)?,
@@ -106,7 +106,7 @@ impl SocketProbe {
 
     /// How many of the `handed` bytes given to the socket library have left the process;
     /// `None` when the socket is gone or the kernel will not say.
-    pub fn taken(&mut self, handed: u64) -> Option<u64> {
+    pub(super) fn taken(&mut self, handed: u64) -> Option<u64> {
         // The descriptor may have been closed and reused: it must still be this connection.
         if !self.peer.matches(self.fd) {
             return None;

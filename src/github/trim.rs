@@ -23,7 +23,7 @@ const KEEP_URLS: [&str; 3] = ["html_url", "clone_url", "download_url"];
 /// Nulls that carry meaning (not merged, not closed).
 const KEEP_NULL: [&str; 4] = ["merged_at", "closed_at", "merged", "mergeable"];
 
-pub fn trim(value: Value) -> Value {
+pub(super) fn trim(value: Value) -> Value {
     match value {
         Value::Array(items) => Value::Array(items.into_iter().map(trim).collect()),
         Value::Object(map) => trim_object(map),

@@ -26,26 +26,26 @@ use super::wire::{
 use crate::events::{AssistantContent, AssistantMessage, Message};
 
 /// The API version every request names.
-pub const API_VERSION: &str = "2023-06-01";
+pub(super) const API_VERSION: &str = "2023-06-01";
 /// `/v1/messages` under the API root, given with or without `/v1`.
-pub fn messages_url(base_url: &str) -> String {
+pub(super) fn messages_url(base_url: &str) -> String {
     let root = base_url.trim_end_matches('/');
     let root = root.strip_suffix("/v1").unwrap_or(root);
     format!("{root}/v1/messages")
 }
 
 /// The version header every request carries, and the key as `x-api-key`.
-pub fn auth(api_key: Option<String>) -> Vec<(&'static str, String)> {
+pub(super) fn auth(api_key: Option<String>) -> Vec<(&'static str, String)> {
     let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
     headers.extend(api_key.map(|key| ("x-api-key", key)));
     headers
 }
 
 /// `max_tokens` is required by the API; used when `--max-tokens` is not given.
-pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+pub(super) const DEFAULT_MAX_TOKENS: u32 = 16_384;
 
 /// The request body.
-pub fn build_body(spec: &RequestSpec<'_>) -> Value {
+pub(super) fn build_body(spec: &RequestSpec<'_>) -> Value {
     let mut messages = messages(spec.messages);
     // The second cache breakpoint: everything up to the newest message.
     if let Some(block) = messages
@@ -248,7 +248,7 @@ struct AnthropicUsage {
 }
 
 /// What one stream event means for the message being assembled.
-pub enum Translated {
+pub(super) enum Translated {
     Chunk(Box<ChatChunk>),
     Done,
     Nothing,
@@ -256,12 +256,12 @@ pub enum Translated {
 
 /// Turns Anthropic stream events into chunks, keeping the usage seen so far.
 #[derive(Default)]
-pub struct Translator {
+pub(super) struct Translator {
     usage: AnthropicUsage,
 }
 
 impl Translator {
-    pub fn translate(&mut self, data: &str) -> Result<Translated, LlmError> {
+    pub(super) fn translate(&mut self, data: &str) -> Result<Translated, LlmError> {
         let event: StreamEvent = serde_json::from_str(data).map_err(|err| LlmError::Malformed {
             error: err.to_string(),
             excerpt: crate::text::excerpt(data, 200),

@@ -12,7 +12,7 @@ use super::serving::ServerReport;
 use super::wire::{ChatChunk, WireUsage};
 use crate::events::{AssistantContent, AssistantMessageEvent, StopReason, ToolCall, Usage};
 
-pub type Emit<'e> = &'e mut dyn FnMut(&AssistantMessageEvent<'_>);
+pub(super) type Emit<'e> = &'e mut dyn FnMut(&AssistantMessageEvent<'_>);
 
 enum Block {
     Text(String),

@@ -23,7 +23,7 @@ enum Line {
 }
 
 /// The body with every secret replaced, including secrets split across chunks.
-pub fn redact_sse_body(secrets: &Secrets, body: &str) -> String {
+pub(super) fn redact_sse_body(secrets: &Secrets, body: &str) -> String {
     if secrets.is_empty() {
         return body.to_string();
     }

@@ -103,7 +103,7 @@ pub struct SseStream {
 
 /// The largest single event accepted; a bigger one is a malformed stream, not a memory
 /// hazard.
-pub const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
+pub(super) const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 
 /// The body regrouped so that every chunk ends at an event boundary (a blank line), except
 /// the last one. Each byte is searched once.

@@ -16,7 +16,7 @@ use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 pub type ByteStream = BoxStream<'static, Result<Bytes, TransportError>>;
-pub type TransportFuture<'a> = BoxFuture<'a, Result<Response, TransportError>>;
+pub(super) type TransportFuture<'a> = BoxFuture<'a, Result<Response, TransportError>>;
 
 /// One request, ready to send: the JSON body and the extra headers.
 #[derive(Debug, Clone)]

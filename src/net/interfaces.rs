@@ -3,7 +3,7 @@
 use std::net::IpAddr;
 
 /// (interface, address) of every address of every interface, up or down.
-pub fn own_addresses() -> Result<Vec<(String, IpAddr)>, String> {
+pub(super) fn own_addresses() -> Result<Vec<(String, IpAddr)>, String> {
     let interfaces = nix::ifaddrs::getifaddrs().map_err(|err| err.to_string())?;
     Ok(interfaces
         .filter_map(|entry| {

@@ -75,7 +75,7 @@ fn program() -> Vec<libc::sock_filter> {
 
 /// Installs the filter on this thread (and what it starts). Call in the command's process,
 /// after everything that needs Unix sockets is set up.
-pub fn deny_unix_sockets() -> Result<(), String> {
+pub(super) fn deny_unix_sockets() -> Result<(), String> {
     let mut filter = program();
     let prog = libc::sock_fprog {
         len: filter.len() as u16,

@@ -30,13 +30,13 @@ use nix::sys::stat::Mode;
 use super::launch::Spec;
 
 /// The size of the command's private `/dev/shm`.
-pub const SHM_SIZE: &str = "256m";
+pub(super) const SHM_SIZE: &str = "256m";
 
 /// Temp directories replaced by the run's private one.
 const SHARED_TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp"];
 
 /// Builds the view in the current (fresh) mount namespace.
-pub fn build(spec: &Spec) -> Result<(), String> {
+pub(super) fn build(spec: &Spec) -> Result<(), String> {
     let keep = kept_paths(spec);
     let mut covered: Vec<PathBuf> = Vec::new();
     for dir in SHARED_TEMP_DIRS {

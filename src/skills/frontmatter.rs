@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-pub fn parse(text: &str) -> Result<HashMap<String, String>, String> {
+pub(super) fn parse(text: &str) -> Result<HashMap<String, String>, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {

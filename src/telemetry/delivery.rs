@@ -24,14 +24,14 @@ use crate::sync::LockExt;
 
 /// Why the last export of one signal failed.
 #[derive(Debug, Default)]
-pub struct Failure {
+pub(super) struct Failure {
     last: Mutex<Option<String>>,
     transport: Mutex<Option<String>>,
 }
 
 impl Failure {
     /// The reason of the last failed export, if the last export failed.
-    pub fn take(&self) -> Option<String> {
+    pub(super) fn take(&self) -> Option<String> {
         lock(&self.last).take()
     }
 
@@ -51,7 +51,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The exporters' blocking HTTP client, noting the cause of each transport error.
 #[derive(Debug)]
-pub struct RecordingClient {
+pub(super) struct RecordingClient {
     inner: reqwest::blocking::Client,
     failure: Arc<Failure>,
 }
@@ -59,7 +59,7 @@ pub struct RecordingClient {
 /// The exporters' HTTP client; `timeout` bounds each request. One serves both signals (it
 /// is a handle to one connection pool and one runtime thread). It owns a runtime of its own,
 /// which may not be created on a thread that runs async tasks, so it is built on a helper.
-pub fn blocking_client(timeout: Duration) -> Result<reqwest::blocking::Client, String> {
+pub(super) fn blocking_client(timeout: Duration) -> Result<reqwest::blocking::Client, String> {
     std::thread::Builder::new()
         .name("otlp-client".into())
         .spawn(move || {
@@ -74,7 +74,7 @@ pub fn blocking_client(timeout: Duration) -> Result<reqwest::blocking::Client, S
 }
 
 impl RecordingClient {
-    pub fn new(inner: reqwest::blocking::Client, failure: Arc<Failure>) -> RecordingClient {
+    pub(super) fn new(inner: reqwest::blocking::Client, failure: Arc<Failure>) -> RecordingClient {
         RecordingClient { inner, failure }
     }
 }
@@ -93,7 +93,7 @@ impl HttpClient for RecordingClient {
 /// An exporter that reports each export's outcome to its signal's [`Failure`]; spans are
 /// redacted on their way through (metrics carry no text of the run's).
 #[derive(Debug)]
-pub struct Tapped<E> {
+pub(super) struct Tapped<E> {
     pub inner: E,
     pub failure: Arc<Failure>,
     pub secrets: Secrets,

@@ -101,7 +101,7 @@ struct State {
     exchange: Option<(Option<String>, Option<Serving>)>,
 }
 
-pub struct Otel {
+pub(super) struct Otel {
     settings: Settings,
     status: ExtensionStatus,
     tracer: Option<(SdkTracerProvider, BoxedTracer)>,
@@ -122,7 +122,7 @@ impl Otel {
         clip(&self.settings.secrets.redact(text))
     }
 
-    pub fn new(settings: Settings, status: ExtensionStatus) -> Result<Otel, String> {
+    pub(super) fn new(settings: Settings, status: ExtensionStatus) -> Result<Otel, String> {
         // The exporters' HTTP client needs the process-wide TLS provider.
         crate::http::install_tls();
         let resource = Resource::builder()

@@ -13,7 +13,7 @@ use opentelemetry_sdk::trace::SpanData;
 use crate::secrets::Secrets;
 
 /// Redacts every span of a batch about to be exported.
-pub fn redact_spans(secrets: &Secrets, batch: &mut [SpanData]) {
+pub(super) fn redact_spans(secrets: &Secrets, batch: &mut [SpanData]) {
     if !secrets.is_empty() {
         batch.iter_mut().for_each(|span| redact_span(secrets, span));
     }

@@ -19,11 +19,11 @@ use super::encoding::Encoding;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
-pub struct EditTool;
+pub(super) struct EditTool;
 
 #[derive(Deserialize, JsonSchema)]
 #[schemars(extend("additionalProperties" = false))]
-pub struct EditArgs {
+pub(super) struct EditArgs {
     /// Path to the file to edit (relative or absolute)
     path: String,
     /// Replacements to make; each oldText must occur exactly once in the original file

@@ -13,13 +13,13 @@
 use unicode_normalization::UnicodeNormalization;
 
 #[derive(Debug, Clone)]
-pub struct Edit {
+pub(super) struct Edit {
     pub old_text: String,
     pub new_text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MatchError {
+pub(super) enum MatchError {
     Empty { index: usize },
     NotFound { index: usize },
     Ambiguous { index: usize, count: usize },
@@ -28,7 +28,7 @@ pub enum MatchError {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
+pub(super) struct Applied {
     pub content: String,
     /// For each edit (in input order): first and last line of its new text, 1-based.
     pub blocks: Vec<(usize, usize)>,
@@ -42,7 +42,7 @@ struct Replacement {
     text: String,
 }
 
-pub fn apply_edits(content: &str, edits: &[Edit]) -> Result<Applied, MatchError> {
+pub(super) fn apply_edits(content: &str, edits: &[Edit]) -> Result<Applied, MatchError> {
     if let Some(index) = edits.iter().position(|e| e.old_text.is_empty()) {
         return Err(MatchError::Empty { index });
     }
@@ -206,7 +206,7 @@ fn fold_char(c: char) -> char {
 }
 
 /// The first line (1-based) where `before` and `after` differ.
-pub fn first_changed_line(before: &str, after: &str) -> usize {
+pub(super) fn first_changed_line(before: &str, after: &str) -> usize {
     before
         .split('\n')
         .zip(after.split('\n'))

@@ -7,14 +7,14 @@ use super::confined::WriteTarget;
 
 /// A text file's BOM and CRLF line endings, set aside so edits match on plain `\n` text and
 /// put back when the file is written.
-pub struct Encoding {
+pub(super) struct Encoding {
     bom: &'static str,
     crlf: bool,
 }
 
 impl Encoding {
     /// The file's text without BOM and with `\n` line endings, and how to restore them.
-    pub fn strip(text: &str) -> (Encoding, String) {
+    pub(super) fn strip(text: &str) -> (Encoding, String) {
         let (bom, body) = match text.strip_prefix('\u{FEFF}') {
             Some(rest) => ("\u{FEFF}", rest),
             None => ("", text),
@@ -29,7 +29,7 @@ impl Encoding {
     }
 
     /// Writes `plain` atomically with the BOM and line endings the file had.
-    pub fn write(&self, target: &WriteTarget, plain: &str) -> io::Result<()> {
+    pub(super) fn write(&self, target: &WriteTarget, plain: &str) -> io::Result<()> {
         let body = if self.crlf {
             plain.replace('\n', "\r\n")
         } else {

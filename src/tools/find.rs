@@ -22,10 +22,10 @@ use crate::sync::LockExt;
 
 const DEFAULT_LIMIT: usize = 1000;
 
-pub struct FindTool;
+pub(super) struct FindTool;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct FindArgs {
+pub(super) struct FindArgs {
     /// Glob pattern to match, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'
     pattern: String,
     /// Directory to search in (default: current directory)

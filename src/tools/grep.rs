@@ -27,11 +27,11 @@ use crate::sync::LockExt;
 const DEFAULT_LIMIT: usize = 100;
 const MAX_LINE_CHARS: usize = 500;
 
-pub struct GrepTool;
+pub(super) struct GrepTool;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct GrepArgs {
+pub(super) struct GrepArgs {
     /// Search pattern (regex, or literal text with literal: true)
     pattern: String,
     /// Directory or file to search (default: current directory)

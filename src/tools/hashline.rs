@@ -10,7 +10,7 @@ use xxhash_rust::xxh32::xxh32;
 
 const ALPHABET: &[u8; 16] = b"ZPMQVRWSNKTXJBYH";
 
-pub fn line_tag(line: &str, line_number: usize) -> String {
+pub(super) fn line_tag(line: &str, line_number: usize) -> String {
     let stripped: String = line.chars().filter(|c| !c.is_whitespace()).collect();
     let seed = if line.chars().any(char::is_alphanumeric) {
         0
@@ -25,12 +25,12 @@ pub fn line_tag(line: &str, line_number: usize) -> String {
 }
 
 /// `12#KJ:` for line 12.
-pub fn line_prefix(line_number: usize, line: &str) -> String {
+pub(super) fn line_prefix(line_number: usize, line: &str) -> String {
     format!("{line_number}#{}:", line_tag(line, line_number))
 }
 
 /// Parses `12#KJ` (a copied `12#KJ:content` also works) into the line number and tag.
-pub fn parse_anchor(anchor: &str) -> Option<(usize, String)> {
+pub(super) fn parse_anchor(anchor: &str) -> Option<(usize, String)> {
     let (number, rest) = anchor.trim().split_once('#')?;
     let number: usize = number.trim().parse().ok().filter(|n| *n > 0)?;
     let tag: String = rest.split(':').next()?.trim().to_string();

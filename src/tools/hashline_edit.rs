@@ -26,10 +26,10 @@ const STALE_CONTEXT: usize = 2;
 /// Changed lines echoed back with fresh anchors, at most.
 const ECHO_LIMIT: usize = 40;
 
-pub struct HashlineEditTool;
+pub(super) struct HashlineEditTool;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct HashlineEditArgs {
+pub(super) struct HashlineEditArgs {
     /// Path to the file to edit
     path: String,
     edits: Vec<EditParam>,

@@ -17,10 +17,10 @@ use crate::events::ToolResult;
 
 const DEFAULT_LIMIT: usize = 500;
 
-pub struct LsTool;
+pub(super) struct LsTool;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct LsArgs {
+pub(super) struct LsArgs {
     /// Directory to list (default: current directory)
     path: Option<String>,
     /// Maximum number of entries to return (default: 500)

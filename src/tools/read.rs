@@ -21,10 +21,10 @@ use super::truncate::{MAX_BYTES, MAX_LINES, TruncatedBy, Truncation, format_size
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
-pub struct ReadTool;
+pub(super) struct ReadTool;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ReadArgs {
+pub(super) struct ReadArgs {
     /// Path to the file to read (relative or absolute)
     path: String,
     /// Line number to start reading from (1-indexed)

@@ -8,7 +8,7 @@ pub(crate) mod testing {
 
     /// Arbitrary JSON for property tests: scalars (numbers also as digit strings), and
     /// arrays and objects of them, with keys tools use among random ones.
-    pub fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    pub(crate) fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
         use proptest::prelude::*;
         use serde_json::json;
         let leaf = prop_oneof![
@@ -42,7 +42,7 @@ pub(crate) mod testing {
     /// As root, runs the unit test named `test` again as `nobody` (setpriv) and requires that
     /// it ran and passed; returns `true` then, and the caller returns. Root ignores file and
     /// directory permissions, so a test about them checks nothing as root (as in CI).
-    pub fn rerun_unprivileged(test: &str) -> bool {
+    pub(crate) fn rerun_unprivileged(test: &str) -> bool {
         if !nix::unistd::geteuid().is_root() {
             return false;
         }
@@ -61,14 +61,14 @@ pub(crate) mod testing {
         true
     }
 
-    pub struct Harness {
+    pub(crate) struct Harness {
         pub dir: tempfile::TempDir,
         pub updates: Arc<Mutex<Vec<ToolResult>>>,
         pub ctx: ToolContext,
     }
 
     impl Harness {
-        pub fn new() -> Self {
+        pub(crate) fn new() -> Self {
             let dir = tempfile::tempdir().expect("tempdir");
             let updates: Arc<Mutex<Vec<ToolResult>>> = Arc::default();
             let sink = updates.clone();
@@ -84,11 +84,11 @@ pub(crate) mod testing {
             Harness { dir, updates, ctx }
         }
 
-        pub fn path(&self, rel: &str) -> PathBuf {
+        pub(crate) fn path(&self, rel: &str) -> PathBuf {
             self.dir.path().join(rel)
         }
 
-        pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        pub(crate) fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
             let path = self.path(rel);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).unwrap();
@@ -96,16 +96,20 @@ pub(crate) mod testing {
             std::fs::write(path, content).unwrap();
         }
 
-        pub fn read(&self, rel: &str) -> String {
+        pub(crate) fn read(&self, rel: &str) -> String {
             std::fs::read_to_string(self.path(rel)).unwrap()
         }
 
-        pub async fn run(&self, tool: &dyn Tool, args: Value) -> Result<ToolResult, ToolError> {
+        pub(crate) async fn run(
+            &self,
+            tool: &dyn Tool,
+            args: Value,
+        ) -> Result<ToolResult, ToolError> {
             tool.execute(args, self.ctx.clone()).await
         }
 
         /// The text of a successful call; panics with the error text otherwise.
-        pub async fn ok(&self, tool: &dyn Tool, args: Value) -> String {
+        pub(crate) async fn ok(&self, tool: &dyn Tool, args: Value) -> String {
             match self.run(tool, args).await {
                 Ok(result) => result.text(),
                 Err(err) => panic!("tool failed: {err}"),
@@ -113,7 +117,7 @@ pub(crate) mod testing {
         }
 
         /// The text of a failed call; panics when it succeeded.
-        pub async fn err(&self, tool: &dyn Tool, args: Value) -> String {
+        pub(crate) async fn err(&self, tool: &dyn Tool, args: Value) -> String {
             match self.run(tool, args).await {
                 Ok(result) => panic!("tool succeeded: {}", result.text()),
                 Err(err) => err.message,

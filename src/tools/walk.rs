@@ -12,7 +12,7 @@ use ignore::WalkBuilder;
 
 use super::access::PathPolicy;
 
-pub fn builder(root: &Path, policy: Option<&Arc<PathPolicy>>) -> WalkBuilder {
+pub(super) fn builder(root: &Path, policy: Option<&Arc<PathPolicy>>) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)

@@ -10,10 +10,10 @@ use super::confined::{WriteTarget, write_error};
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 use crate::events::ToolResult;
 
-pub struct WriteTool;
+pub(super) struct WriteTool;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct WriteArgs {
+pub(super) struct WriteArgs {
     /// Path to the file to write (relative or absolute)
     path: String,
     /// Content to write to the file

@@ -14,14 +14,14 @@ use super::guard::{GuardedResolver, MARKER, Policy};
 use super::{FetchFormat, html};
 use crate::http::error_chain;
 
-pub const TIMEOUT: Duration = Duration::from_secs(15);
-pub const MAX_BYTES: usize = 1024 * 1024;
-pub const MAX_REDIRECTS: usize = 3;
+pub(super) const TIMEOUT: Duration = Duration::from_secs(15);
+pub(super) const MAX_BYTES: usize = 1024 * 1024;
+pub(super) const MAX_REDIRECTS: usize = 3;
 /// The most text a fetch hands to the model.
-pub const MAX_TEXT: usize = 200 * 1024;
+pub(super) const MAX_TEXT: usize = 200 * 1024;
 
 #[derive(Debug)]
-pub struct Fetched {
+pub(super) struct Fetched {
     pub final_url: String,
     pub content_type: String,
     pub bytes: usize,
@@ -30,7 +30,7 @@ pub struct Fetched {
 }
 
 #[derive(Debug)]
-pub enum FetchError {
+pub(super) enum FetchError {
     /// The SSRF guard refused the URL or an address it resolved to.
     Blocked(String),
     /// Anything else, said plainly.
@@ -45,18 +45,18 @@ impl std::fmt::Display for FetchError {
     }
 }
 
-pub struct Fetcher {
+pub(super) struct Fetcher {
     client: reqwest::Client,
     policy: Arc<Policy>,
 }
 
 impl Fetcher {
-    pub fn new(policy: Arc<Policy>) -> Result<Fetcher, String> {
+    pub(super) fn new(policy: Arc<Policy>) -> Result<Fetcher, String> {
         Self::with_timeout(policy, TIMEOUT)
     }
 
     /// [`Fetcher::new`] with another overall time limit (tests).
-    pub fn with_timeout(policy: Arc<Policy>, timeout: Duration) -> Result<Fetcher, String> {
+    pub(super) fn with_timeout(policy: Arc<Policy>, timeout: Duration) -> Result<Fetcher, String> {
         let redirect_policy = policy.clone();
         let client = crate::http::client_builder()
             .dns_resolver(Arc::new(GuardedResolver::new(policy.clone())))
@@ -77,7 +77,11 @@ impl Fetcher {
         Ok(Fetcher { client, policy })
     }
 
-    pub async fn fetch(&self, raw: &str, format: FetchFormat) -> Result<Fetched, FetchError> {
+    pub(super) async fn fetch(
+        &self,
+        raw: &str,
+        format: FetchFormat,
+    ) -> Result<Fetched, FetchError> {
         let url = reqwest::Url::parse(raw.trim())
             .map_err(|err| FetchError::Failed(format!("not a URL ({err}): {raw}")))?;
         self.policy.check_url(&url).map_err(classify_text)?;
@@ -219,7 +223,7 @@ fn classify_text(message: String) -> FetchError {
 }
 
 /// At most [`MAX_TEXT`] bytes (on a character boundary), and whether it was cut.
-pub fn cap_text(text: &str) -> (&str, bool) {
+pub(super) fn cap_text(text: &str) -> (&str, bool) {
     if text.len() <= MAX_TEXT {
         return (text, false);
     }

@@ -29,7 +29,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use crate::net::{Classifier, Forbidden};
 
 /// What every refusal starts with, so callers can tell it from other failures.
-pub const MARKER: &str = "blocked by the SSRF guard";
+pub(super) const MARKER: &str = "blocked by the SSRF guard";
 
 /// What may be fetched.
 #[derive(Debug, Clone, Default)]
@@ -131,12 +131,12 @@ fn refusal(host: &str, ip: IpAddr, forbidden: &Forbidden) -> String {
 }
 
 /// The fetch client's resolver: resolves once and returns only addresses the policy allows.
-pub struct GuardedResolver {
+pub(super) struct GuardedResolver {
     policy: Arc<Policy>,
 }
 
 impl GuardedResolver {
-    pub fn new(policy: Arc<Policy>) -> Self {
+    pub(super) fn new(policy: Arc<Policy>) -> Self {
         GuardedResolver { policy }
     }
 }

@@ -50,12 +50,12 @@ const BLOCKS: [&str; 32] = [
     "figcaption",
 ];
 
-pub struct Page {
+pub(super) struct Page {
     pub title: Option<String>,
     pub text: String,
 }
 
-pub fn to_markdown(html: &str) -> Page {
+pub(super) fn to_markdown(html: &str) -> Page {
     let converter = HtmlToMarkdown::builder()
         .skip_tags(SKIPPED.to_vec())
         .build();
@@ -70,7 +70,7 @@ pub fn to_markdown(html: &str) -> Page {
     Page { title, text }
 }
 
-pub fn to_text(html: &str) -> Page {
+pub(super) fn to_text(html: &str) -> Page {
     let Ok(tree) = HtmlToMarkdown::builder().build().html_to_tree(html) else {
         return Page {
             title: None,

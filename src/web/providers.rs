@@ -18,9 +18,9 @@ use crate::http::{RetryPolicy, error_chain, retry_after, transient_status};
 use crate::text::excerpt;
 
 /// Every provider request is bounded by this.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// Whatever `max_results` says.
-pub const MAX_RESULTS: usize = 10;
+pub(super) const MAX_RESULTS: usize = 10;
 
 /// Where a provider's API is, and its key.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ impl Provider {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct SearchRequest {
+pub(super) struct SearchRequest {
     pub query: String,
     pub max_results: usize,
     pub include_domains: Vec<String>,
@@ -62,7 +62,7 @@ pub struct SearchRequest {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
+pub(super) struct Hit {
     pub title: String,
     pub url: String,
     /// The provider's short excerpt (Tavily's `content`, Exa's highlights, Brave's
@@ -76,7 +76,7 @@ pub struct Hit {
 
 /// What a search found.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Found {
+pub(super) struct Found {
     /// The provider's own summary answer (Tavily).
     pub answer: Option<String>,
     pub hits: Vec<Hit>,
@@ -84,13 +84,13 @@ pub struct Found {
 
 /// A page as a provider extracted it.
 #[derive(Debug, Clone)]
-pub struct Extracted {
+pub(super) struct Extracted {
     pub title: Option<String>,
     pub text: String,
 }
 
 #[derive(Debug, Clone)]
-pub struct ProviderError {
+pub(super) struct ProviderError {
     pub provider: Provider,
     pub status: Option<u16>,
     pub message: String,
@@ -99,7 +99,7 @@ pub struct ProviderError {
 
 impl ProviderError {
     /// What the model should do about it.
-    pub fn hint(&self) -> &'static str {
+    pub(super) fn hint(&self) -> &'static str {
         match self.status {
             Some(401 | 403) => "The search API key was rejected: check the provider's API key.",
             Some(429) => "The search provider is rate limiting: wait before searching again.",
@@ -109,7 +109,7 @@ impl ProviderError {
     }
 }
 
-pub async fn search(
+pub(super) async fn search(
     client: &reqwest::Client,
     account: &Account,
     request: &SearchRequest,
@@ -227,7 +227,7 @@ fn host_matches(url: &str, domain: &str) -> bool {
 }
 
 /// The page at `url` through the provider's extract endpoint; `None` where there is none.
-pub async fn extract(
+pub(super) async fn extract(
     client: &reqwest::Client,
     account: &Account,
     url: &str,

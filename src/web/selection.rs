@@ -20,7 +20,7 @@ const PROVIDER_VAR: &str = "WEB_SEARCH_PROVIDER";
 
 /// What the selection came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selection {
+pub(super) enum Selection {
     Configured {
         provider: Provider,
         key: String,
@@ -38,7 +38,7 @@ pub enum Selection {
 impl Selection {
     /// The stderr warning this selection deserves, if any (a provider named without its key,
     /// or a choice among several keys).
-    pub fn warning(&self) -> Option<String> {
+    pub(super) fn warning(&self) -> Option<String> {
         match self {
             Selection::Skipped {
                 reason,
@@ -57,7 +57,11 @@ impl Selection {
 }
 
 /// `flag` is `--web-search-provider` as given, `None` when absent.
-pub fn select(enabled: bool, flag: Option<&str>, env: &dyn Env) -> Result<Selection, String> {
+pub(super) fn select(
+    enabled: bool,
+    flag: Option<&str>,
+    env: &dyn Env,
+) -> Result<Selection, String> {
     if !enabled {
         return Ok(Selection::Skipped {
             reason: "disabled-by-flag",

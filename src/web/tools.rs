@@ -18,7 +18,7 @@ use crate::tools::args::{Count, Flag, OptList, OptText, Text};
 use crate::tools::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};
 
 /// What both tools share.
-pub struct Web {
+pub(super) struct Web {
     pub account: Account,
     pub client: reqwest::Client,
     pub fetcher: Fetcher,
@@ -66,10 +66,10 @@ fn provider_error(err: ProviderError) -> ToolError {
     }))
 }
 
-pub struct WebSearchTool(pub Arc<Web>);
+pub(super) struct WebSearchTool(pub Arc<Web>);
 
 #[derive(Deserialize, JsonSchema)]
-pub struct WebSearchArgs {
+pub(super) struct WebSearchArgs {
     /// What to search for
     query: Text,
     /// How many results (1-10, default 5)
@@ -174,10 +174,10 @@ fn indent(out: &mut String, text: &str) {
     }
 }
 
-pub struct WebFetchTool(pub Arc<Web>);
+pub(super) struct WebFetchTool(pub Arc<Web>);
 
 #[derive(Deserialize, JsonSchema)]
-pub struct WebFetchArgs {
+pub(super) struct WebFetchArgs {
     /// The http(s) URL to read
     url: Text,
     /// markdown (headings, links, lists and code kept) or text (plain text); default: the

@@ -11,7 +11,7 @@ use crate::tools::args::{Count, Text};
 
 /// `owner` and `repo`, the first two parameters of most tools.
 #[derive(Deserialize, JsonSchema)]
-pub struct Repo {
+pub(super) struct Repo {
     /// Repository owner (user or organization)
     pub owner: Text,
     /// Repository name
@@ -20,14 +20,14 @@ pub struct Repo {
 
 impl Repo {
     /// `/repos/{owner}/{repo}` with both segments encoded.
-    pub fn path(&self) -> String {
+    pub(super) fn path(&self) -> String {
         format!("/repos/{}/{}", segment(&self.owner), segment(&self.repo))
     }
 }
 
 /// A repository and an issue (or pull request) in it.
 #[derive(Deserialize, JsonSchema)]
-pub struct IssueRef {
+pub(super) struct IssueRef {
     #[serde(flatten)]
     pub repo: Repo,
     /// Issue (or pull request) number
@@ -35,14 +35,14 @@ pub struct IssueRef {
 }
 
 impl IssueRef {
-    pub fn path(&self) -> String {
+    pub(super) fn path(&self) -> String {
         format!("{}/issues/{}", self.repo.path(), self.issue_number.0)
     }
 }
 
 /// A repository and a pull request in it.
 #[derive(Deserialize, JsonSchema)]
-pub struct PullRef {
+pub(super) struct PullRef {
     #[serde(flatten)]
     pub repo: Repo,
     /// Pull request number
@@ -50,14 +50,14 @@ pub struct PullRef {
 }
 
 impl PullRef {
-    pub fn path(&self) -> String {
+    pub(super) fn path(&self) -> String {
         format!("{}/pulls/{}", self.repo.path(), self.pull_number.0)
     }
 }
 
 /// `page` and `per_page`.
 #[derive(Deserialize, JsonSchema)]
-pub struct Paging {
+pub(super) struct Paging {
     /// Page number, from 1 (default 1)
     pub page: Option<Count>,
     /// Results per page, up to 100 (default 30)
@@ -66,7 +66,7 @@ pub struct Paging {
 
 impl Paging {
     /// As query pairs, `per_page` defaulted and capped at 100.
-    pub fn pairs(&self) -> [(&'static str, Option<String>); 2] {
+    pub(super) fn pairs(&self) -> [(&'static str, Option<String>); 2] {
         [
             ("page", self.page.map(|n| n.0.to_string())),
             (
@@ -80,7 +80,7 @@ impl Paging {
 /// A list filter on issue or pull request state.
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub(super) enum State {
     Open,
     Closed,
     All,
@@ -88,13 +88,13 @@ pub enum State {
 
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
-pub enum Direction {
+pub(super) enum Direction {
     Asc,
     Desc,
 }
 
 /// An enum argument's wire text (its serde name).
-pub fn wire<T: Serialize>(value: &T) -> String {
+pub(super) fn wire<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(text)) => text,
         Ok(other) => other.to_string(),
@@ -103,7 +103,7 @@ pub fn wire<T: Serialize>(value: &T) -> String {
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters.
-pub fn segment(text: &str) -> String {
+pub(super) fn segment(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
@@ -116,7 +116,7 @@ pub fn segment(text: &str) -> String {
 }
 
 /// A file path: each segment encoded, slashes kept.
-pub fn file_path(path: &str) -> String {
+pub(super) fn file_path(path: &str) -> String {
     path.trim_matches('/')
         .split('/')
         .map(segment)
@@ -125,7 +125,7 @@ pub fn file_path(path: &str) -> String {
 }
 
 /// `?a=1&b=x` from the pairs that have a value (or "" when none do).
-pub fn query(pairs: &[(&str, Option<String>)]) -> String {
+pub(super) fn query(pairs: &[(&str, Option<String>)]) -> String {
     let parts: Vec<String> = pairs
         .iter()
         .filter_map(|(key, value)| value.as_ref().map(|v| format!("{key}={}", segment(v))))

@@ -21,7 +21,7 @@ const ENABLE: &str = "mutation($id: ID!, $mergeMethod: PullRequestMergeMethod!) 
   }
 }";
 
-pub fn register(r: &mut Registry) {
+pub(super) fn register(r: &mut Registry) {
     r.write(
         "github_enable_auto_merge",
         "Enable auto-merge on a pull request: GitHub merges it automatically once the required status checks pass (it will NOT merge a PR whose checks are failing or still running). Use this instead of github_merge_pull_request when you want the merge gated on green CI. Returns { ok: false, reason } if the repository does not allow auto-merge.",
@@ -30,7 +30,7 @@ pub fn register(r: &mut Registry) {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct AutoMergeArgs {
+pub(super) struct AutoMergeArgs {
     #[serde(flatten)]
     pull: PullRef,
     /// Merge method once the checks pass (default squash)

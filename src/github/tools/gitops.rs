@@ -12,7 +12,7 @@ use super::{Call, Failure, Handled, Output, Registry};
 use crate::github::git;
 use crate::tools::args::{OptText, Text};
 
-pub fn register(r: &mut Registry) {
+pub(super) fn register(r: &mut Registry) {
     r.write(
         "github_clone_repo",
         "Clone a repository with git over HTTPS, set up so later git push/pull authenticate without prompts. The target is inside the working directory unless path is absolute.",
@@ -26,7 +26,7 @@ pub fn register(r: &mut Registry) {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct CloneArgs {
+pub(super) struct CloneArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Branch to check out (default: the default branch)
@@ -38,7 +38,7 @@ pub struct CloneArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct RefreshArgs {
+pub(super) struct RefreshArgs {
     /// Path of the clone
     path: Text,
 }

@@ -11,7 +11,7 @@ use super::{Call, Failure, Handled, Output, Registry};
 use crate::github::client::{GitHub, Method};
 use crate::tools::args::{List, OptList, OptText, Text};
 
-pub fn register(r: &mut Registry) {
+pub(super) fn register(r: &mut Registry) {
     r.read(
         "github_list_issues",
         "List a repository's issues (pull requests included, as GitHub does), filtered by state and labels.",
@@ -88,7 +88,7 @@ enum IssueSort {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ListIssuesArgs {
+pub(super) struct ListIssuesArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Issue state (default open)
@@ -106,7 +106,7 @@ pub struct ListIssuesArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ListCommentsArgs {
+pub(super) struct ListCommentsArgs {
     #[serde(flatten)]
     issue: IssueRef,
     #[serde(flatten)]
@@ -114,7 +114,7 @@ pub struct ListCommentsArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct CreateIssueArgs {
+pub(super) struct CreateIssueArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Issue title
@@ -128,7 +128,7 @@ pub struct CreateIssueArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct UpdateIssueArgs {
+pub(super) struct UpdateIssueArgs {
     #[serde(flatten)]
     issue: IssueRef,
     /// New title
@@ -148,7 +148,7 @@ pub struct UpdateIssueArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct CommentArgs {
+pub(super) struct CommentArgs {
     #[serde(flatten)]
     issue: IssueRef,
     /// Comment body (Markdown)
@@ -156,7 +156,7 @@ pub struct CommentArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct AddLabelsArgs {
+pub(super) struct AddLabelsArgs {
     #[serde(flatten)]
     issue: IssueRef,
     /// Label names to add
@@ -164,7 +164,7 @@ pub struct AddLabelsArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct RemoveLabelArgs {
+pub(super) struct RemoveLabelArgs {
     #[serde(flatten)]
     issue: IssueRef,
     /// Label name to remove
@@ -172,7 +172,7 @@ pub struct RemoveLabelArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct CreateLabelArgs {
+pub(super) struct CreateLabelArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Label name
@@ -185,7 +185,7 @@ pub struct CreateLabelArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct EnsureLabelsArgs {
+pub(super) struct EnsureLabelsArgs {
     #[serde(flatten)]
     repo: Repo,
     /// The labels that must exist

@@ -11,7 +11,7 @@ use crate::tools::args::{Count, OptText, Text};
 
 const DIFF: &str = "application/vnd.github.diff";
 
-pub fn register(r: &mut Registry) {
+pub(super) fn register(r: &mut Registry) {
     r.read(
         "github_list_pull_requests",
         "List a repository's pull requests, filtered by state, head or base branch.",
@@ -85,7 +85,7 @@ pub(super) enum MergeMethod {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ListPullsArgs {
+pub(super) struct ListPullsArgs {
     #[serde(flatten)]
     repo: Repo,
     /// State (default open)
@@ -105,7 +105,7 @@ pub struct ListPullsArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct CreatePullArgs {
+pub(super) struct CreatePullArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Pull request title
@@ -120,7 +120,7 @@ pub struct CreatePullArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ReviewArgs {
+pub(super) struct ReviewArgs {
     #[serde(flatten)]
     pull: PullRef,
     /// Review summary (Markdown)
@@ -150,7 +150,7 @@ struct ReviewComment {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct MergeArgs {
+pub(super) struct MergeArgs {
     #[serde(flatten)]
     pull: PullRef,
     /// Title of the merge commit

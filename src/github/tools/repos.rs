@@ -11,7 +11,7 @@ use super::{Call, Handled, Output, Registry};
 use crate::github::client::Method;
 use crate::tools::args::OptText;
 
-pub fn register(r: &mut Registry) {
+pub(super) fn register(r: &mut Registry) {
     r.read(
         "github_get_repository",
         "Get a repository's details: description, default branch, visibility, topics, counts.",
@@ -35,7 +35,7 @@ pub fn register(r: &mut Registry) {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct FileContentsArgs {
+pub(super) struct FileContentsArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Path in the repository ('' or '/' for the root)
@@ -46,7 +46,7 @@ pub struct FileContentsArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ListBranchesArgs {
+pub(super) struct ListBranchesArgs {
     #[serde(flatten)]
     repo: Repo,
     #[serde(flatten)]
@@ -54,7 +54,7 @@ pub struct ListBranchesArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ListCommitsArgs {
+pub(super) struct ListCommitsArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Branch name or commit sha to start from

@@ -8,7 +8,7 @@ use super::{Call, Handled, Output, Registry};
 use crate::github::client::Method;
 use crate::tools::args::Text;
 
-pub fn register(r: &mut Registry) {
+pub(super) fn register(r: &mut Registry) {
     r.read(
         "github_search_repositories",
         "Search repositories with GitHub's query syntax, e.g. 'topic:rust stars:>100'.",
@@ -27,7 +27,7 @@ pub fn register(r: &mut Registry) {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct SearchArgs {
+pub(super) struct SearchArgs {
     /// Search query
     query: Text,
     #[serde(flatten)]

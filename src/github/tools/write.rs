@@ -12,7 +12,7 @@ use super::{Call, Failure, Handled, Output, Registry};
 use crate::github::client::{GitHub, Method};
 use crate::tools::args::{OptText, Text};
 
-pub fn register(r: &mut Registry) {
+pub(super) fn register(r: &mut Registry) {
     r.write(
         "github_create_or_update_file",
         "Create or replace one file in a repository with a commit. To replace, pass the file's current blob sha.",
@@ -31,7 +31,7 @@ pub fn register(r: &mut Registry) {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct FileArgs {
+pub(super) struct FileArgs {
     #[serde(flatten)]
     repo: Repo,
     /// File path in the repository
@@ -49,7 +49,7 @@ pub struct FileArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct PushArgs {
+pub(super) struct PushArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Branch to commit to
@@ -69,7 +69,7 @@ struct FileEntry {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct BranchArgs {
+pub(super) struct BranchArgs {
     #[serde(flatten)]
     repo: Repo,
     /// Name of the new branch

@@ -6,7 +6,7 @@ use crate::events::{Serving, StopReason};
 use crate::telemetry::names::{Names, own};
 
 /// A `chat` span's serving report, as `<namespace>.serving.*` attributes.
-pub fn serving_attributes(names: &Names, serving: &Serving) -> Vec<KeyValue> {
+pub(super) fn serving_attributes(names: &Names, serving: &Serving) -> Vec<KeyValue> {
     let key = |field: &str| names.get(&format!("{}.{field}", own::SERVING));
     let mut attributes = Vec::new();
     for (field, value) in [
@@ -41,7 +41,7 @@ pub fn serving_attributes(names: &Names, serving: &Serving) -> Vec<KeyValue> {
 
 /// The conventions' finish reason (`stop`, `length`, `tool_call`, `error`); a run worker
 /// cut short is `aborted`, which the conventions' open list leaves to the instrumentation.
-pub fn finish_reason(stop: StopReason) -> &'static str {
+pub(super) fn finish_reason(stop: StopReason) -> &'static str {
     match stop {
         StopReason::Pending => "pending",
         StopReason::Stop => "stop",

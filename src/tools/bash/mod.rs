@@ -32,10 +32,10 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to keep reading after the shell is gone.
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
-pub struct BashTool;
+pub(super) struct BashTool;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct BashArgs {
+pub(super) struct BashArgs {
     /// Bash command to execute
     command: String,
     /// Timeout in seconds (default 120)

@@ -25,11 +25,11 @@ use crate::tools::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_tail};
 
 /// Bytes of tail kept after spilling: twice what is shown, so the shown part starts on a
 /// whole line.
-pub const TAIL_KEEP: usize = 2 * MAX_BYTES;
+pub(super) const TAIL_KEEP: usize = 2 * MAX_BYTES;
 /// The most of a command's output start that a spill file keeps.
-pub const SPILL_HEAD: u64 = 16 * 1024 * 1024;
+pub(super) const SPILL_HEAD: u64 = 16 * 1024 * 1024;
 
-pub struct Output {
+pub(super) struct Output {
     buffer: Vec<u8>,
     total_bytes: u64,
     newlines: u64,
@@ -49,7 +49,7 @@ pub struct Output {
 }
 
 impl Output {
-    pub fn new(secrets: Secrets, leftovers: Leftovers) -> Self {
+    pub(super) fn new(secrets: Secrets, leftovers: Leftovers) -> Self {
         Output {
             buffer: Vec::with_capacity(8 * 1024),
             total_bytes: 0,
@@ -66,7 +66,7 @@ impl Output {
     }
 
     /// A read of the command's output.
-    pub fn push(&mut self, raw: &[u8]) {
+    pub(super) fn push(&mut self, raw: &[u8]) {
         let shown = self.redactor.push_bytes(&self.secrets, raw);
         self.accept(&shown);
     }
@@ -166,7 +166,7 @@ impl Output {
 
     /// Output since the last call, decoded; an incomplete UTF-8 sequence at the end waits for
     /// the next chunk.
-    pub fn take_pending(&mut self) -> Option<String> {
+    pub(super) fn take_pending(&mut self) -> Option<String> {
         if self.pending.is_empty() {
             return None;
         }
@@ -183,18 +183,18 @@ impl Output {
         Some(text)
     }
 
-    pub fn total_bytes(&self) -> u64 {
+    pub(super) fn total_bytes(&self) -> u64 {
         self.total_bytes
     }
 
     /// The output is complete: what was held back could not begin a secret after all.
-    pub fn end(&mut self) {
+    pub(super) fn end(&mut self) {
         let held = self.redactor.flush_bytes(&self.secrets);
         self.accept(&held);
     }
 
     /// The text for the model (tail-truncated, with a notice) and the details to report.
-    pub fn finish(mut self) -> (String, Value) {
+    pub(super) fn finish(mut self) -> (String, Value) {
         self.end();
         let omitted = if self.spill.is_some() {
             self.close_spill()

@@ -23,7 +23,7 @@ use tokio::process::{Child, Command};
 use crate::sync::LockExt;
 use crate::tools::Runner;
 
-pub struct Spawned {
+pub(super) struct Spawned {
     pub child: Child,
     pub output: pipe::Receiver,
     pub pgid: Pid,
@@ -33,7 +33,7 @@ pub struct Spawned {
 /// the order they were written. With `watchdog`, the child tells the watchdog its process
 /// group itself, before the command runs: a worker killed at that very moment still leaves
 /// nothing behind.
-pub fn spawn(
+pub(super) fn spawn(
     command: &str,
     cwd: &Path,
     env: &[(String, Option<String>)],
@@ -141,7 +141,7 @@ fn shell() -> &'static str {
 }
 
 /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group.
-pub async fn terminate(child: &mut Child, pgid: Pid, grace: Duration) {
+pub(super) async fn terminate(child: &mut Child, pgid: Pid, grace: Duration) {
     let _ = killpg(pgid, Signal::SIGTERM);
     if tokio::time::timeout(grace, child.wait()).await.is_err() {
         let _ = killpg(pgid, Signal::SIGKILL);

@@ -9,7 +9,7 @@ use similar::{ChangeTag, TextDiff};
 const CONTEXT: usize = 4;
 
 /// The display diff, and the first changed line of the new text (1-based).
-pub fn display_diff(before: &str, after: &str) -> (String, Option<usize>) {
+pub(super) fn display_diff(before: &str, after: &str) -> (String, Option<usize>) {
     let diff = TextDiff::from_lines(before, after);
     // Runs of lines with the same tag, in order (a replacement: its removals, then additions).
     let mut runs: Vec<(ChangeTag, Vec<String>)> = Vec::new();

@@ -22,7 +22,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 #[derive(Clone)]
-pub enum Frame {
+pub(crate) enum Frame {
     /// `data: <text>\n\n`
     Data(String),
     /// Bytes exactly as given.
@@ -35,7 +35,7 @@ pub enum Frame {
 }
 
 #[derive(Clone)]
-pub enum Reply {
+pub(crate) enum Reply {
     Sse(Vec<Frame>),
     Status {
         code: u16,
@@ -50,7 +50,7 @@ pub enum Reply {
 }
 
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub body: Value,
     pub headers: HashMap<String, String>,
     pub peer: SocketAddr,
@@ -69,29 +69,29 @@ struct Inner {
     models_requests: Mutex<u32>,
 }
 
-pub struct MockLlm {
+pub(crate) struct MockLlm {
     /// The API root, e.g. `http://127.0.0.1:43125/v1`.
     pub url: String,
     inner: Arc<Inner>,
 }
 
 impl MockLlm {
-    pub fn start(replies: Vec<Reply>) -> MockLlm {
+    pub(crate) fn start(replies: Vec<Reply>) -> MockLlm {
         Self::launch(replies, false, None)
     }
 
     /// Serves the script over and over.
-    pub fn start_cycling(replies: Vec<Reply>) -> MockLlm {
+    pub(crate) fn start_cycling(replies: Vec<Reply>) -> MockLlm {
         Self::launch(replies, true, None)
     }
 
     /// Forwards every request to `upstream` (an API root like `http://host:port/v1`) before
     /// answering from the script, so a real server sees (and traces) each request.
-    pub fn start_forwarding(upstream: &str, replies: Vec<Reply>) -> MockLlm {
+    pub(crate) fn start_forwarding(upstream: &str, replies: Vec<Reply>) -> MockLlm {
         Self::launch(replies, false, Some(format!("{upstream}/chat/completions")))
     }
 
-    pub fn clear_requests(&self) {
+    pub(crate) fn clear_requests(&self) {
         self.inner.requests.lock().unwrap().clear();
     }
 
@@ -117,15 +117,15 @@ impl MockLlm {
         }
     }
 
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.inner.requests.lock().unwrap().clone()
     }
 
-    pub fn models_requests(&self) -> u32 {
+    pub(crate) fn models_requests(&self) -> u32 {
         *self.inner.models_requests.lock().unwrap()
     }
 
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.inner.replies.lock().unwrap().len()
     }
 }
@@ -231,7 +231,7 @@ async fn chat(
 
 /// Serves `app` on a free port of 127.0.0.1 from a thread and runtime of its own, for the
 /// life of the process; handlers can extract the client's address (`ConnectInfo`).
-pub fn serve(app: Router) -> SocketAddr {
+pub(crate) fn serve(app: Router) -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -254,49 +254,49 @@ pub fn serve(app: Router) -> SocketAddr {
     rx.recv().expect("server address")
 }
 
-pub fn chunk(delta: Value) -> Frame {
+pub(crate) fn chunk(delta: Value) -> Frame {
     Frame::Data(json!({"id": "chatcmpl-mock", "model": "mock-model", "choices": [{"index": 0, "delta": delta}]}).to_string())
 }
 
-pub fn role() -> Frame {
+pub(crate) fn role() -> Frame {
     chunk(json!({"role": "assistant", "content": ""}))
 }
 
-pub fn text(t: &str) -> Frame {
+pub(crate) fn text(t: &str) -> Frame {
     chunk(json!({"content": t}))
 }
 
-pub fn reasoning(t: &str) -> Frame {
+pub(crate) fn reasoning(t: &str) -> Frame {
     chunk(json!({"reasoning_content": t}))
 }
 
-pub fn tool_call(index: u32, id: &str, name: &str, args: &str) -> Frame {
+pub(crate) fn tool_call(index: u32, id: &str, name: &str, args: &str) -> Frame {
     chunk(
         json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": args}}]}),
     )
 }
 
-pub fn tool_args(index: u32, args: &str) -> Frame {
+pub(crate) fn tool_args(index: u32, args: &str) -> Frame {
     chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": args}}]}))
 }
 
-pub fn finish(reason: &str) -> Frame {
+pub(crate) fn finish(reason: &str) -> Frame {
     Frame::Data(json!({"id": "chatcmpl-mock", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}).to_string())
 }
 
-pub fn usage(prompt: u64, completion: u64, cached: u64) -> Frame {
+pub(crate) fn usage(prompt: u64, completion: u64, cached: u64) -> Frame {
     Frame::Data(
         json!({"id": "chatcmpl-mock", "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion, "prompt_tokens_details": {"cached_tokens": cached}}})
             .to_string(),
     )
 }
 
-pub fn done() -> Frame {
+pub(crate) fn done() -> Frame {
     Frame::Data("[DONE]".to_string())
 }
 
 /// A complete text answer.
-pub fn answer(t: &str) -> Reply {
+pub(crate) fn answer(t: &str) -> Reply {
     Reply::Sse(vec![
         role(),
         text(t),
@@ -307,7 +307,7 @@ pub fn answer(t: &str) -> Reply {
 }
 
 /// A complete message calling one tool.
-pub fn call(id: &str, name: &str, args: &str) -> Reply {
+pub(crate) fn call(id: &str, name: &str, args: &str) -> Reply {
     Reply::Sse(vec![
         role(),
         tool_call(0, id, name, args),
@@ -317,7 +317,7 @@ pub fn call(id: &str, name: &str, args: &str) -> Reply {
     ])
 }
 
-pub fn status(code: u16, body: &str) -> Reply {
+pub(crate) fn status(code: u16, body: &str) -> Reply {
     Reply::Status {
         code,
         body: body.to_string(),
@@ -328,14 +328,14 @@ pub fn status(code: u16, body: &str) -> Reply {
 // ---- Anthropic Messages stream builders ------------------------------------------------------
 
 /// One Anthropic stream event: `event: <type>` and its JSON.
-pub fn anthropic_event(event: Value) -> Frame {
+pub(crate) fn anthropic_event(event: Value) -> Frame {
     let kind = event["type"].as_str().unwrap_or("unknown").to_string();
     Frame::Raw(format!("event: {kind}\ndata: {event}\n\n"))
 }
 
 /// A whole Anthropic stream: `message_start` (with usage), the blocks, `message_delta` with
 /// the stop reason and output tokens, `message_stop`.
-pub fn anthropic_stream(blocks: Vec<Value>, stop_reason: &str, usage: Value) -> Reply {
+pub(crate) fn anthropic_stream(blocks: Vec<Value>, stop_reason: &str, usage: Value) -> Reply {
     let mut frames = vec![anthropic_event(json!({
         "type": "message_start",
         "message": {"id": "msg_mock", "type": "message", "role": "assistant", "model": "claude-mock", "content": [], "usage": usage},

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-pub mod mock_llm;
+pub(crate) mod mock_llm;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 /// The binary under test, with a clean environment (nothing leaks in from the host shell).
-pub fn worker_command(cwd: &Path) -> Command {
+pub(crate) fn worker_command(cwd: &Path) -> Command {
     clean(Command::new(env!("CARGO_BIN_EXE_worker")), cwd)
 }
 
@@ -32,7 +32,7 @@ fn clean(mut cmd: Command, cwd: &Path) -> Command {
 
 /// `cmd` started in the background with `prompt` on its stdin and its output discarded (for
 /// runs a test kills).
-pub fn spawn_quiet(mut cmd: Command, prompt: &str) -> std::process::Child {
+pub(crate) fn spawn_quiet(mut cmd: Command, prompt: &str) -> std::process::Child {
     use std::io::Write;
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -50,14 +50,14 @@ pub fn spawn_quiet(mut cmd: Command, prompt: &str) -> std::process::Child {
 }
 
 /// The tests' shared state directory, removed with the test process.
-pub fn state_home() -> &'static Path {
+pub(crate) fn state_home() -> &'static Path {
     static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     STATE
         .get_or_init(|| tempfile::tempdir().expect("state directory"))
         .path()
 }
 
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
@@ -65,7 +65,7 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn from_output(output: Output) -> Run {
+    pub(crate) fn from_output(output: Output) -> Run {
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let events = stdout
             .lines()
@@ -81,7 +81,7 @@ impl Run {
         }
     }
 
-    pub fn types(&self) -> Vec<String> {
+    pub(crate) fn types(&self) -> Vec<String> {
         self.events
             .iter()
             .map(|e| e["type"].as_str().unwrap_or("?").to_string())
@@ -89,14 +89,14 @@ impl Run {
     }
 
     /// Event types without the message_update noise.
-    pub fn outline(&self) -> Vec<String> {
+    pub(crate) fn outline(&self) -> Vec<String> {
         self.types()
             .into_iter()
             .filter(|t| t != "message_update")
             .collect()
     }
 
-    pub fn first(&self, kind: &str) -> &Value {
+    pub(crate) fn first(&self, kind: &str) -> &Value {
         self.events
             .iter()
             .find(|e| e["type"] == kind)
@@ -104,7 +104,7 @@ impl Run {
     }
 
     /// The `extension_status` line of one extension (`github`, `telemetry`, ...).
-    pub fn extension(&self, name: &str) -> &Value {
+    pub(crate) fn extension(&self, name: &str) -> &Value {
         self.events
             .iter()
             .find(|e| e["type"] == "extension_status" && e["extension"] == name)
@@ -112,25 +112,25 @@ impl Run {
     }
 
     /// Whether an extension printed a status line.
-    pub fn has_extension(&self, name: &str) -> bool {
+    pub(crate) fn has_extension(&self, name: &str) -> bool {
         self.events
             .iter()
             .any(|e| e["type"] == "extension_status" && e["extension"] == name)
     }
 
-    pub fn all(&self, kind: &str) -> Vec<&Value> {
+    pub(crate) fn all(&self, kind: &str) -> Vec<&Value> {
         self.events.iter().filter(|e| e["type"] == kind).collect()
     }
 
-    pub fn last(&self) -> &Value {
+    pub(crate) fn last(&self) -> &Value {
         self.events.last().expect("no events")
     }
 
-    pub fn stats(&self) -> &Value {
+    pub(crate) fn stats(&self) -> &Value {
         &self.last()["stats"]
     }
 
-    pub fn assert_code(&self, code: i32) {
+    pub(crate) fn assert_code(&self, code: i32) {
         assert_eq!(
             self.code, code,
             "exit code\nstdout:\n{}\nstderr:\n{}",
@@ -140,7 +140,7 @@ impl Run {
 }
 
 /// The lines of a JSONL file (a trace), parsed.
-pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
+pub(crate) fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -149,7 +149,7 @@ pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Runs `worker run <args>` with `stdin`, in `cwd`, with extra environment.
-pub fn run_worker(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
+pub(crate) fn run_worker(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     let mut cmd = worker_command(cwd);
     cmd.arg("run").args(args);
     for (k, v) in env {
@@ -169,7 +169,7 @@ pub fn run_worker(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) 
 }
 
 /// Runs against a mock server as the `dynamo` provider.
-pub fn run_dynamo(cwd: &Path, url: &str, extra: &[&str], prompt: &str) -> Run {
+pub(crate) fn run_dynamo(cwd: &Path, url: &str, extra: &[&str], prompt: &str) -> Run {
     let mut args = vec!["--model", "dynamo/mock-model", "--retry-base-delay", "10ms"];
     args.extend_from_slice(extra);
     run_worker(cwd, &args, prompt, &[("DYNAMO_BASE_URL", url)])
@@ -180,7 +180,7 @@ pub fn run_dynamo(cwd: &Path, url: &str, extra: &[&str], prompt: &str) -> Run {
 /// Measured by GNU time (`/usr/bin/time`, in the machine image), which forks the worker from
 /// its own small process: a child spawned straight from this large, busy test process inherits
 /// the parent's high-water mark in its `ru_maxrss`, so `wait4` here would measure the tests.
-pub fn run_worker_measured(
+pub(crate) fn run_worker_measured(
     cwd: &Path,
     args: &[&str],
     stdin: &str,
@@ -216,7 +216,7 @@ pub fn run_worker_measured(
 }
 
 /// The text of every tool call's result, in the order they ended, and whether each is an error.
-pub fn results(run: &Run) -> Vec<(String, bool)> {
+pub(crate) fn results(run: &Run) -> Vec<(String, bool)> {
     run.all("tool_execution_end")
         .iter()
         .map(|end| {
