@@ -128,7 +128,7 @@ const BENCHMARKING: &str = "a benchmarking";
 const IETF: &str = "an IETF protocol assignment";
 
 /// The IPv4 special-purpose registry, and multicast.
-pub static V4: [Block; 19] = [
+pub(super) static V4: [Block; 19] = [
     Block::v4(0, 0, 0, 0, 8, "an unspecified (this network)"),
     Block::v4(10, 0, 0, 0, 8, PRIVATE),
     Block::v4(100, 64, 0, 0, 10, "a shared (carrier-grade NAT)"),
@@ -153,7 +153,7 @@ pub static V4: [Block; 19] = [
 const NOT_GLOBAL: &str = "a reserved (not global unicast)";
 
 /// The IPv6 special-purpose registry, then what lies outside global unicast (`2000::/3`).
-pub static V6: [Block; 28] = [
+pub(super) static V6: [Block; 28] = [
     Block::v6([0, 0, 0, 0, 0, 0, 0, 0], 128, "an unspecified"),
     Block::v6([0, 0, 0, 0, 0, 0, 0, 1], 128, "a loopback"),
     Block::v6([0, 0, 0, 0, 0, 0xffff, 0, 0], 96, "an IPv4-mapped").carrying(Carried::Translated),
@@ -202,11 +202,14 @@ pub static V6: [Block; 28] = [
 ];
 
 /// The special-purpose block of an IPv4 address.
-pub fn v4_block(ip: Ipv4Addr) -> Option<&'static Block> {
+pub(super) fn v4_block(ip: Ipv4Addr) -> Option<&'static Block> {
     V4.iter().find(|block| block.contains(IpAddr::V4(ip)))
 }
 
 /// The special-purpose block of an IPv6 address.
-pub fn v6_block(ip: Ipv6Addr) -> Option<&'static Block> {
+pub(super) fn v6_block(ip: Ipv6Addr) -> Option<&'static Block> {
     V6.iter().find(|block| block.contains(IpAddr::V6(ip)))
 }
+
+#[cfg(test)]
+mod tests;

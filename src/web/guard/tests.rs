@@ -96,6 +96,14 @@ fn allowed_hosts_and_allow_private_open_the_guard_deliberately() {
         ..Policy::default()
     };
     assert!(open.check_url(&url("http://10.0.0.1/")).is_ok());
+    // An address allowed without brackets is allowed however the URL writes it.
+    let bare = Policy {
+        allow_hosts: vec!["fd00::7".into()],
+        ..Policy::default()
+    };
+    assert!(bare.check_url(&url("http://[fd00::7]/")).is_ok());
+    let peer = "fd00::7".parse().unwrap();
+    assert!(bare.check_peer(&url("http://[fd00::7]/"), peer).is_ok());
 }
 
 #[test]
