@@ -285,3 +285,96 @@ fn a_damaged_line_before_the_last_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn a_folder_name_replaces_every_separator_pi_replaces() {
+    assert_eq!(slug(Path::new("/home/me/repo")), "--home-me-repo--");
+    assert_eq!(slug(Path::new("/c:/w\\x")), "--c--w-x--");
+}
+
+#[test]
+fn only_a_session_header_with_an_id_and_a_cwd_names_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (r#"{"type":"session","id":"s","cwd":"/w"}"#, Some("/w")),
+        (r#"{"type":"message","id":"s","cwd":"/w"}"#, None),
+        (r#"{"type":"session","cwd":"/w"}"#, None),
+        (r#"{"type":"session","id":"s","cwd":""}"#, None),
+    ];
+    for (i, (line, cwd)) in cases.into_iter().enumerate() {
+        let path = dir.path().join(format!("{i}.jsonl"));
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        assert_eq!(header_cwd(&path).as_deref(), cwd, "{line}");
+    }
+    // A long working directory (up to 8 KiB of header) is still found.
+    let long = format!("/{}", "d".repeat(6_000));
+    let path = dir.path().join("long.jsonl");
+    let header = serde_json::json!({"type": "session", "id": "s", "cwd": long});
+    std::fs::write(&path, format!("{header}\n")).unwrap();
+    assert_eq!(header_cwd(&path), Some(long));
+}
+
+#[test]
+fn a_written_compaction_reads_back_as_the_summary_then_the_kept_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    let mut writer = SessionWriter::create(dir.path(), "s", dir.path(), None, secrets).unwrap();
+    writer.append(&user("old question")).unwrap();
+    writer.append(&assistant_calling(&["c1"])).unwrap();
+    writer.append(&result("c1")).unwrap();
+    writer
+        .append_compaction("They ran a command.", 900)
+        .unwrap();
+    writer.append(&user("kept question")).unwrap();
+    let loaded = load(writer.path()).unwrap();
+    let texts: Vec<String> = loaded
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => u.content[0].as_str().to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "The conversation so far, summarized:\n\nThey ran a command.",
+            "kept question"
+        ]
+    );
+}
+
+#[test]
+fn an_assistant_message_reads_back_with_its_stop_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    let mut writer = SessionWriter::create(dir.path(), "s", dir.path(), None, secrets).unwrap();
+    let reasons = [
+        StopReason::ToolUse,
+        StopReason::Length,
+        StopReason::Error,
+        StopReason::Aborted,
+        StopReason::Stop,
+    ];
+    writer.append(&user("q")).unwrap();
+    for reason in reasons {
+        let Message::Assistant(mut message) = assistant_calling(&[]) else {
+            unreachable!()
+        };
+        message.stop_reason = reason;
+        message.response_id = Some("resp-1".into());
+        writer.append(&Message::Assistant(message)).unwrap();
+    }
+    let loaded = load(writer.path()).unwrap();
+    let read: Vec<(StopReason, Option<&str>)> = loaded
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant(a) => Some((a.stop_reason, a.response_id.as_deref())),
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<(StopReason, Option<&str>)> =
+        reasons.iter().map(|r| (*r, Some("resp-1"))).collect();
+    assert_eq!(read, expected);
+}
