@@ -378,3 +378,35 @@ fn an_assistant_message_reads_back_with_its_stop_reason() {
         reasons.iter().map(|r| (*r, Some("resp-1"))).collect();
     assert_eq!(read, expected);
 }
+
+#[test]
+fn a_pi_made_message_reads_back_with_string_content_and_its_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"pi-made","timestamp":"t","cwd":"/r"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"a plain string","timestamp":7}}"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":11,"output":22,"cacheRead":33,"cacheWrite":44,"totalTokens":110,"cost":{"input":0.5,"output":0.25,"cacheRead":0,"cacheWrite":0,"total":0.75}},"stopReason":"stop","timestamp":8}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let loaded = load(&path).unwrap();
+    let [Message::User(user), Message::Assistant(answer)] = &loaded.messages[..] else {
+        panic!("{:?}", loaded.messages);
+    };
+    assert_eq!(
+        (user.content[0].as_str(), user.timestamp),
+        ("a plain string", 7)
+    );
+    let usage = &answer.usage;
+    assert_eq!(
+        (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_write,
+            usage.total_tokens
+        ),
+        (11, 22, 33, 44, 110)
+    );
+    assert_eq!((usage.cost.input, usage.cost.total), (0.5, 0.75));
+}
