@@ -387,12 +387,22 @@ fn a_pi_made_message_reads_back_with_string_content_and_its_usage() {
         r#"{"type":"session","version":3,"id":"pi-made","timestamp":"t","cwd":"/r"}"#,
         r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"a plain string","timestamp":7}}"#,
         r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":11,"output":22,"cacheRead":33,"cacheWrite":44,"totalTokens":110,"cost":{"input":0.5,"output":0.25,"cacheRead":0,"cacheWrite":0,"total":0.75}},"stopReason":"stop","timestamp":8}}"#,
+        r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"compactionSummary","summary":"Earlier work.","tokensBefore":9000,"timestamp":9}}"#,
     ];
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let loaded = load(&path).unwrap();
-    let [Message::User(user), Message::Assistant(answer)] = &loaded.messages[..] else {
+    let [
+        Message::User(user),
+        Message::Assistant(answer),
+        Message::User(summary),
+    ] = &loaded.messages[..]
+    else {
         panic!("{:?}", loaded.messages);
     };
+    assert_eq!(
+        summary.content[0].as_str(),
+        "The conversation so far, summarized:\n\nEarlier work."
+    );
     assert_eq!(
         (user.content[0].as_str(), user.timestamp),
         ("a plain string", 7)
