@@ -420,3 +420,41 @@ fn a_pi_made_message_reads_back_with_string_content_and_its_usage() {
     );
     assert_eq!((usage.cost.input, usage.cost.total), (0.5, 0.75));
 }
+
+#[test]
+fn thinking_the_api_and_tool_details_read_back_as_pi_wrote_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"pi-made","timestamp":"t","cwd":"/r"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"go","timestamp":1}}"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}},{"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"pwd"}}],"api":"anthropic-messages","provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}"#,
+        r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"a"}],"details":null,"isError":false,"timestamp":3}}"#,
+        r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"t","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"/r"}],"details":{"exitCode":0},"isError":false,"timestamp":4}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let loaded = load(&path).unwrap();
+    let [
+        _,
+        Message::Assistant(answer),
+        Message::ToolResult(first),
+        Message::ToolResult(second),
+    ] = &loaded.messages[..]
+    else {
+        panic!("{:?}", loaded.messages);
+    };
+    assert_eq!(answer.api, "anthropic-messages");
+    let AssistantContent::Thinking {
+        thinking,
+        thinking_signature,
+    } = &answer.content[0]
+    else {
+        panic!("{:?}", answer.content);
+    };
+    assert_eq!(
+        (thinking.as_str(), thinking_signature.as_deref()),
+        ("hmm", Some("sig"))
+    );
+    assert_eq!(first.details, None, "a null detail is no detail");
+    assert_eq!(second.details, Some(serde_json::json!({"exitCode": 0})));
+}
