@@ -458,3 +458,65 @@ fn thinking_the_api_and_tool_details_read_back_as_pi_wrote_them() {
     assert_eq!(first.details, None, "a null detail is no detail");
     assert_eq!(second.details, Some(serde_json::json!({"exitCode": 0})));
 }
+
+fn entry(id: &str, parent: &str, message: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"t","message":{message}}}"#
+    )
+}
+
+fn user_texts(loaded: &Loaded) -> Vec<String> {
+    loaded
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => u.content[0].as_str().to_string(),
+            Message::Assistant(_) => "assistant".into(),
+            Message::ToolResult(r) => format!("result {}", r.tool_call_id),
+        })
+        .collect()
+}
+
+#[test]
+fn a_compaction_without_a_kept_entry_keeps_what_follows_it_and_only_messages_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/r"}"#.to_string(),
+        entry("a1", "null", r#"{"role":"user","content":"summarized away","timestamp":1}"#)
+            .replace(r#""parentId":"null""#, r#""parentId":null"#),
+        r#"{"type":"compaction","id":"a2","parentId":"a1","timestamp":"t","summary":"S.","tokensBefore":10}"#.to_string(),
+        r#"{"type":"custom","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"user","content":"not a message entry","timestamp":2}}"#.to_string(),
+        entry("a4", "a3", r#"{"role":"user","content":"after","timestamp":3}"#),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let loaded = load(&path).unwrap();
+    assert_eq!(
+        user_texts(&loaded),
+        ["The conversation so far, summarized:\n\nS.", "after"]
+    );
+}
+
+#[test]
+fn a_call_id_used_again_in_a_later_turn_is_still_answered_as_interrupted() {
+    // Some servers number calls per message (call_0, call_1, ...), so ids repeat across turns.
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    let mut writer = SessionWriter::create(dir.path(), "s", dir.path(), None, secrets).unwrap();
+    writer.append(&user("go")).unwrap();
+    writer.append(&assistant_calling(&["call_0"])).unwrap();
+    writer.append(&result("call_0")).unwrap();
+    writer.append(&assistant_calling(&["call_0"])).unwrap();
+    let loaded = load(writer.path()).unwrap();
+    assert_eq!(loaded.interrupted, 1);
+    assert_eq!(
+        user_texts(&loaded),
+        [
+            "go",
+            "assistant",
+            "result call_0",
+            "assistant",
+            "result call_0"
+        ]
+    );
+}
