@@ -428,7 +428,7 @@ fn thinking_the_api_and_tool_details_read_back_as_pi_wrote_them() {
     let lines = [
         r#"{"type":"session","version":3,"id":"pi-made","timestamp":"t","cwd":"/r"}"#,
         r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"go","timestamp":1}}"#,
-        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}},{"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"pwd"}}],"api":"anthropic-messages","provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig"},{"type":"text","text":"listing"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}},{"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"pwd"}}],"api":"anthropic-messages","provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}"#,
         r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"a"}],"details":null,"isError":false,"timestamp":3}}"#,
         r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"t","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"/r"}],"details":{"exitCode":0},"isError":false,"timestamp":4}}"#,
     ];
@@ -455,6 +455,7 @@ fn thinking_the_api_and_tool_details_read_back_as_pi_wrote_them() {
         (thinking.as_str(), thinking_signature.as_deref()),
         ("hmm", Some("sig"))
     );
+    assert_eq!(answer.text(), "listing");
     assert_eq!(first.details, None, "a null detail is no detail");
     assert_eq!(second.details, Some(serde_json::json!({"exitCode": 0})));
 }
