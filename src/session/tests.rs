@@ -157,16 +157,8 @@ fn a_compaction_entry_stands_for_what_it_summarized() {
     ];
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let loaded = load(&path).unwrap();
-    let texts: Vec<String> = loaded
-        .messages
-        .iter()
-        .map(|m| match m {
-            Message::User(u) => u.content[0].as_str().to_string(),
-            other => format!("{other:?}"),
-        })
-        .collect();
     assert_eq!(
-        texts,
+        user_texts(&loaded),
         [
             "The conversation so far, summarized:\n\nThey talked about X.",
             "kept question"
@@ -327,16 +319,8 @@ fn a_written_compaction_reads_back_as_the_summary_then_the_kept_messages() {
         .unwrap();
     writer.append(&user("kept question")).unwrap();
     let loaded = load(writer.path()).unwrap();
-    let texts: Vec<String> = loaded
-        .messages
-        .iter()
-        .map(|m| match m {
-            Message::User(u) => u.content[0].as_str().to_string(),
-            other => format!("{other:?}"),
-        })
-        .collect();
     assert_eq!(
-        texts,
+        user_texts(&loaded),
         [
             "The conversation so far, summarized:\n\nThey ran a command.",
             "kept question"

@@ -106,17 +106,7 @@ mod props {
             values in proptest::collection::vec(json_value(), 8),
             picks in proptest::collection::vec(any::<proptest::sample::Index>(), 8),
         ) {
-            let gh = GitHub::new(
-                "http://127.0.0.1:9",
-                crate::github::auth::Credentials::Token("t".into()),
-                std::time::Duration::from_millis(1),
-                crate::secrets::Secrets::default(),
-            );
-            let git = GitSettings {
-                server_url: "http://127.0.0.1:9".into(),
-                credentials: PathBuf::from("/nonexistent"),
-            };
-            let registry = registry(&Arc::new(Shared { gh, git }));
+            let registry = registry(&shared());
             for (tool, (name, parse)) in registry.tools.iter().zip(&registry.parsers) {
                 prop_assert_eq!(tool.name(), *name);
                 let schema = tool.parameters();
