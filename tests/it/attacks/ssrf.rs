@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
-use crate::support::{Run, run_worker};
+use crate::support::{Run, result_text, run_worker};
 
 /// A web server that counts its connections and answers each with `location` as a redirect,
 /// or with a text page when there is none.
@@ -164,15 +164,7 @@ fn fetch_offline(urls: &[String], env: &[(&str, &str)]) -> (Run, Vec<(String, Va
 fn tool_results(run: &Run) -> Vec<(String, Value)> {
     run.all("tool_execution_end")
         .iter()
-        .map(|end| {
-            (
-                end["result"]["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                end["result"]["details"].clone(),
-            )
-        })
+        .map(|end| (result_text(end), end["result"]["details"].clone()))
         .collect()
 }
 

@@ -215,18 +215,18 @@ pub(crate) fn run_worker_measured(
     (run, peak)
 }
 
+/// The text of a `tool_execution_end`'s result.
+pub(crate) fn result_text(end: &Value) -> String {
+    end["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The text of every tool call's result, in the order they ended, and whether each is an error.
 pub(crate) fn results(run: &Run) -> Vec<(String, bool)> {
     run.all("tool_execution_end")
         .iter()
-        .map(|end| {
-            (
-                end["result"]["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                end["isError"] == true,
-            )
-        })
+        .map(|end| (result_text(end), end["isError"] == true))
         .collect()
 }
