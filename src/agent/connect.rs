@@ -37,9 +37,7 @@ impl Session {
                     .map_err(|e| internal(e.to_string()))?;
                 let model = match model {
                     Some(model) => {
-                        if *provider == HttpProvider::Dynamo
-                            && self.config.limits.context_window.is_none()
-                        {
+                        if provider.dynamo && self.config.limits.context_window.is_none() {
                             discovered_window = self.listed_window(&client, endpoint, model).await;
                         }
                         model.clone()
@@ -50,7 +48,7 @@ impl Session {
                         listed.id
                     }
                 };
-                let dialect = provider.dialect();
+                let dialect = provider.dialect;
                 let transport = HttpTransport::new(
                     client,
                     dialect.url(&endpoint.base_url),

@@ -81,11 +81,8 @@ impl Session {
             })
             .collect();
         let max_tokens_field = match &self.config.model {
-            ModelSource::Http {
-                provider: HttpProvider::OpenAi,
-                ..
-            } => "max_completion_tokens",
-            _ => "max_tokens",
+            ModelSource::Http { provider, .. } => provider.max_tokens_field,
+            ModelSource::Replay { .. } => "max_tokens",
         };
         Plan {
             transport,

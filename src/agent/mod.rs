@@ -32,7 +32,7 @@ pub use crate::extension::{
 };
 pub use prompt::{ContextFiles, context_files};
 
-use crate::config::{HttpProvider, ModelSource, RunConfig};
+use crate::config::{ModelSource, RunConfig};
 use crate::events::{
     Emitter, Event, EventSink, FatalError, FatalErrorKind, LimitKind, LimitReached, Message,
     OutputError, OutputKind, RunStopReason, Serving, SessionHeader, StopReason, TextContent,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::config::{Env, ProcessEnv};
-use crate::config::{HttpProvider, ModelSource, PromptConfig, RunConfig, ToolSelection};
+use crate::config::{ModelSource, PromptConfig, RunConfig, ToolSelection};
 use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::file_search::FileSearch;
 use crate::input_file::{InputKind, read_text};
@@ -266,13 +266,7 @@ fn add_observers(
     config: &mut RunConfig,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let decorate = matches!(
-        config.model,
-        ModelSource::Http {
-            provider: HttpProvider::Dynamo,
-            ..
-        }
-    );
+    let decorate = matches!(config.model, ModelSource::Http { provider, .. } if provider.dynamo);
     // --parent-session-id is the Dynamo parent trajectory unless the environment names one.
     let with_parent = WithDefault {
         env,

@@ -15,28 +15,20 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::config::{
-    Endpoint, Env, HttpProvider, ModelSource, defaults, http_url, normalize_base_url,
-};
+use crate::config::{Endpoint, Env, ModelSource, http_url, normalize_base_url};
+use crate::llm::Provider;
 use crate::llm::fixture::Fixture;
+use crate::llm::provider::BUILT_IN;
 
 /// The variable agentic-pi reads provider overrides from (the flag wins).
 pub(super) const PROVIDERS_ENV: &str = "AGENTIC_PI_PROVIDERS";
-
-const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
-
-/// The key variables of the built-in providers.
-const DYNAMO_KEY: &str = "DYNAMO_API_KEY";
-const OPENAI_KEY: &str = "OPENAI_API_KEY";
-const ANTHROPIC_KEY: &str = "ANTHROPIC_API_KEY";
-const OPENROUTER_KEY: &str = "OPENROUTER_API_KEY";
-const BUILTIN_KEY_VARS: [&str; 4] = [DYNAMO_KEY, OPENAI_KEY, ANTHROPIC_KEY, OPENROUTER_KEY];
 
 /// One `--providers` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
     pub base_url: String,
-    pub api: Option<HttpProvider>,
+    /// The row of the wire format its `api` names; `None`: a built-in keeps its own.
+    pub api: Option<&'static Provider>,
     /// The key itself (`apiKey`).
     pub api_key: Option<String>,
     pub api_key_env: Option<String>,
@@ -64,13 +56,12 @@ pub(super) fn parse_overrides(
         http_url(&format!("{label}.{prefix}.baseUrl"), base_url)?;
         let api = match entry.get("api").and_then(Value::as_str) {
             None => None,
-            Some("openai-completions") => Some(HttpProvider::Compatible),
-            Some("anthropic-messages") => Some(HttpProvider::Anthropic),
-            Some(other) => {
-                return Err(format!(
-                    "{label}.{prefix}.api '{other}' is not one worker speaks: openai-completions or anthropic-messages"
-                ));
-            }
+            Some(api) => Some(Provider::for_api(api).ok_or_else(|| {
+                format!(
+                    "{label}.{prefix}.api '{api}' is not one worker speaks: {}",
+                    Provider::api_names().join(" or ")
+                )
+            })?),
         };
         let text = |field: &str| match entry.get(field) {
             None => Ok(None),
@@ -124,62 +115,34 @@ pub fn parse_model(
         return Ok(ModelSource::Replay { path, fixture });
     }
     let overridden = overrides.get(prefix);
-    // A base URL from the environment, checked as it is read.
-    let from_env = |names: &[&str], default: &str| -> Result<String, String> {
-        match names
-            .iter()
-            .find_map(|name| env.get(name).map(|value| (*name, value)))
-        {
-            Some((name, value)) => http_url(name, &value).map(|_| value),
-            None => Ok(default.to_string()),
+    // (row, base URL, key variable, key required)
+    let (provider, base_url, key_var, required) = match (Provider::named(prefix), overridden) {
+        (Some(built_in), _) => {
+            let base_url = env_base_url(env, built_in)?;
+            let required = built_in.key_required(&normalize_base_url(&base_url));
+            (built_in, base_url, built_in.key_var.to_string(), required)
         }
-    };
-    // (wire format, base URL, key variable, key required)
-    let (provider, base_url, key_var, required) = match prefix {
-        "dynamo" => (
-            HttpProvider::Dynamo,
-            from_env(
-                &["DYNAMO_BASE_URL", "OPENAI_BASE_URL"],
-                defaults::DYNAMO_BASE_URL,
-            )?,
-            DYNAMO_KEY.to_string(),
-            false,
-        ),
-        "openai" => {
-            let base = from_env(&["OPENAI_BASE_URL"], defaults::OPENAI_BASE_URL)?;
-            // OpenAI itself needs a key; a compatible server elsewhere may not.
-            let required = normalize_base_url(&base) == defaults::OPENAI_BASE_URL;
-            (HttpProvider::OpenAi, base, OPENAI_KEY.to_string(), required)
-        }
-        "anthropic" => (
-            HttpProvider::Anthropic,
-            from_env(&["ANTHROPIC_BASE_URL"], defaults::ANTHROPIC_BASE_URL)?,
-            ANTHROPIC_KEY.to_string(),
-            true,
-        ),
-        "openrouter" => (
-            HttpProvider::Compatible,
-            OPENROUTER_BASE_URL.to_string(),
-            OPENROUTER_KEY.to_string(),
-            true,
-        ),
-        other => match overridden {
-            Some(Override {
-                api: Some(api),
-                base_url,
-                ..
-            }) => (*api, base_url.clone(), conventional_key_var(other), false),
-            Some(_) => {
-                return Err(format!(
-                    "--providers.{other} needs \"api\" (openai-completions or anthropic-messages): worker has no built-in provider of that name"
-                ));
-            }
+        (None, Some(entry)) => match entry.api {
+            Some(api) => (
+                api,
+                entry.base_url.clone(),
+                conventional_key_var(prefix),
+                false,
+            ),
             None => {
                 return Err(format!(
-                    "unknown provider '{other}' in --model '{raw}'; expected dynamo, openai, anthropic, openrouter, replay, or a name from --providers"
+                    "--providers.{prefix} needs \"api\" ({}): worker has no built-in provider of that name",
+                    Provider::api_names().join(" or ")
                 ));
             }
         },
+        (None, None) => {
+            let names: Vec<&str> = BUILT_IN.iter().map(|provider| provider.name).collect();
+            return Err(format!(
+                "unknown provider '{prefix}' in --model '{raw}'; expected {}, replay, or a name from --providers",
+                names.join(", ")
+            ));
+        }
     };
     let (provider, base_url, key_var, required) = match overridden {
         // A re-pointed provider keeps its format unless the entry names one; the key then
@@ -193,7 +156,7 @@ pub fn parse_model(
         None => (provider, base_url, key_var, required),
     };
     let inline_key = overridden.and_then(|entry| entry.api_key.clone());
-    if provider == HttpProvider::Anthropic && chosen.is_none() {
+    if !provider.dialect.lists_models() && chosen.is_none() {
         return Err(format!("--model {prefix}/<id>: the model id is missing"));
     }
     Ok(ModelSource::Http {
@@ -208,6 +171,19 @@ pub fn parse_model(
     })
 }
 
+/// The base URL of a built-in provider: the first of its variables that is set (checked as
+/// it is read), else its default.
+fn env_base_url(env: &dyn Env, provider: &Provider) -> Result<String, String> {
+    match provider
+        .base_url_vars
+        .iter()
+        .find_map(|name| env.get(name).map(|value| (*name, value)))
+    {
+        Some((name, value)) => http_url(name, &value).map(|_| value),
+        None => Ok(provider.default_base_url.to_string()),
+    }
+}
+
 /// `<NAME>_API_KEY`: the key variable of a provider `--providers` adds.
 fn conventional_key_var(name: &str) -> String {
     format!("{}_API_KEY", name.to_uppercase().replace('-', "_"))
@@ -217,7 +193,10 @@ fn conventional_key_var(name: &str) -> String {
 /// built-in providers' variables, and each `--providers` entry's `apiKey`, the variable its
 /// `apiKeyEnv` names and its `<NAME>_API_KEY`.
 pub(super) fn known_keys(env: &dyn Env, overrides: &BTreeMap<String, Override>) -> Vec<String> {
-    let mut vars: Vec<String> = BUILTIN_KEY_VARS.iter().map(|v| v.to_string()).collect();
+    let mut vars: Vec<String> = BUILT_IN
+        .iter()
+        .map(|provider| provider.key_var.to_string())
+        .collect();
     let mut keys = Vec::new();
     for (name, entry) in overrides {
         keys.extend(entry.api_key.clone());

@@ -71,9 +71,6 @@ pub mod defaults {
     pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
     pub const BASH_TIMEOUT_MAX: Duration = crate::tools::BashSettings::MAX_TIMEOUT;
     pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
-    pub const DYNAMO_BASE_URL: &str = "http://127.0.0.1:8000/v1";
-    pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-    pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 }
 
 pub struct RunConfig {
@@ -156,7 +153,8 @@ impl RunConfig {
 /// Where model answers come from.
 pub enum ModelSource {
     Http {
-        provider: HttpProvider,
+        /// Its row of the provider table.
+        provider: &'static crate::llm::Provider,
         endpoint: Endpoint,
         /// `None`: take the first model `GET <base>/models` lists.
         model: Option<String>,
@@ -179,59 +177,16 @@ impl ModelSource {
     /// The wire format: a replay speaks the one its fixture was recorded in.
     pub fn dialect(&self) -> crate::llm::Dialect {
         match self {
-            ModelSource::Http { provider, .. } => provider.dialect(),
+            ModelSource::Http { provider, .. } => provider.dialect,
             ModelSource::Replay { fixture, .. } => match fixture.header.api.as_deref() {
                 Some(api) if api == crate::llm::Dialect::AnthropicMessages.api_name() => {
                     crate::llm::Dialect::AnthropicMessages
                 }
                 Some(_) => crate::llm::Dialect::ChatCompletions,
-                None => HttpProvider::from_name(&fixture.header.provider)
-                    .map(HttpProvider::dialect)
+                None => crate::llm::Provider::named(&fixture.header.provider)
+                    .map(|provider| provider.dialect)
                     .unwrap_or_default(),
             },
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HttpProvider {
-    /// NVIDIA Dynamo's OpenAI-compatible frontend.
-    Dynamo,
-    /// OpenAI; never sent Dynamo-only fields.
-    OpenAi,
-    /// Another OpenAI-compatible server (OpenRouter, a gateway from `--providers`).
-    Compatible,
-    /// Anthropic's Messages API.
-    Anthropic,
-}
-
-impl HttpProvider {
-    pub fn name(self) -> &'static str {
-        match self {
-            HttpProvider::Dynamo => "dynamo",
-            HttpProvider::OpenAi => "openai",
-            HttpProvider::Compatible => "compatible",
-            HttpProvider::Anthropic => "anthropic",
-        }
-    }
-
-    /// The provider a recorded fixture names (`dynamo`, `openai`, `anthropic`).
-    pub fn from_name(name: &str) -> Option<HttpProvider> {
-        [
-            HttpProvider::Dynamo,
-            HttpProvider::OpenAi,
-            HttpProvider::Anthropic,
-        ]
-        .into_iter()
-        .find(|p| p.name() == name)
-    }
-
-    pub fn dialect(self) -> crate::llm::Dialect {
-        match self {
-            HttpProvider::Anthropic => crate::llm::Dialect::AnthropicMessages,
-            HttpProvider::Dynamo | HttpProvider::OpenAi | HttpProvider::Compatible => {
-                crate::llm::Dialect::ChatCompletions
-            }
         }
     }
 }

@@ -16,6 +16,7 @@ mod error;
 pub mod fixture;
 mod models;
 pub mod pricing;
+pub mod provider;
 mod record_redact;
 mod serving;
 mod sse;
@@ -27,6 +28,7 @@ pub use context::known_context_window;
 pub use decorate::RequestDecorator;
 pub use error::LlmError;
 pub use models::{DiscoveryError, ListedModel, first_model, listed_window};
+pub use provider::Provider;
 pub use serving::ServerReport;
 pub use sse::{Liveness, SseItem, SseStream};
 pub use transport::{ByteStream, HttpTransport, Request, Response, Transport, TransportError};
@@ -60,6 +62,12 @@ impl Dialect {
                 .unwrap_or_default(),
             Dialect::AnthropicMessages => anthropic::auth(api_key),
         }
+    }
+
+    /// Whether `GET <base>/models` can pick the model when `--model` names none (the
+    /// OpenAI-shaped list worker reads; Anthropic's needs the id given).
+    pub fn lists_models(self) -> bool {
+        self == Dialect::ChatCompletions
     }
 
     /// An assistant message's `api` (Pi's names for the two wire formats).

@@ -1,10 +1,10 @@
 use super::*;
-use crate::config::{Endpoint, HttpProvider, MapEnv};
+use crate::config::{Endpoint, MapEnv};
 use crate::secrets::REDACTED;
 
 fn model(api_key: Option<&str>, base_url: &str) -> ModelSource {
     ModelSource::Http {
-        provider: HttpProvider::Compatible,
+        provider: &crate::llm::provider::COMPATIBLE,
         endpoint: Endpoint {
             base_url: base_url.to_string(),
             api_key: api_key.map(str::to_string),

@@ -114,7 +114,7 @@ fn openrouter_is_a_preset_that_needs_its_key() {
     else {
         panic!("not http")
     };
-    assert_eq!(provider, HttpProvider::Compatible);
+    assert_eq!(provider, &crate::llm::provider::OPENROUTER);
     assert_eq!(endpoint.required_key.as_deref(), Some("OPENROUTER_API_KEY"));
 }
 
@@ -145,7 +145,7 @@ fn providers_re_point_built_ins_and_add_new_names() {
     else {
         panic!("not http")
     };
-    assert_eq!(provider, HttpProvider::Anthropic);
+    assert_eq!(provider.dialect, crate::llm::Dialect::AnthropicMessages);
 
     let no_api = parse_overrides(r#"{"acme": {"baseUrl": "https://x"}}"#, "--providers").unwrap();
     assert!(
