@@ -12,8 +12,13 @@ use crate::llm::RequestDecorator;
 
 /// What the bridge adds to every request: identity, then hints; counts the requests shaped.
 pub struct BridgeDecorator {
+    /// Adds the agent identity (body field, headers or both, as the protocol says).
     pub identity: IdentityDecorator,
+    /// The serving hints; shared with the bridge, which feeds them completion sizes and reads
+    /// their refusals at the end.
     pub hints: Arc<Hints>,
+    /// Requests shaped so far, every attempt counted (retries and resends too):
+    /// `trace_summary.llmRequests`.
     pub sent: AtomicU64,
 }
 
@@ -36,12 +41,16 @@ impl RequestDecorator for BridgeDecorator {
     }
 }
 
+/// Puts the agent identity on a request as the protocol says: `nvext.agent_context` in the
+/// body, `x-dynamo-session-id` and `x-dynamo-parent-session-id` headers, or both.
 pub struct IdentityDecorator {
     identity: AgentIdentity,
     protocol: Arc<ProtocolState>,
 }
 
 impl IdentityDecorator {
+    /// A decorator for `identity`, sharing `protocol` with the bridge so what one answer settles
+    /// holds for the next request and for tool records.
     pub fn new(identity: AgentIdentity, protocol: Arc<ProtocolState>) -> Self {
         IdentityDecorator { identity, protocol }
     }

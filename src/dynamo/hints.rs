@@ -35,12 +35,18 @@ pub const OSL_WINDOW: usize = 4;
 pub struct HintSettings {
     /// Send `nvext.agent_hints` at all.
     pub agent_hints: bool,
+    /// `--priority`: the base of `nvext.agent_hints.priority` (higher is served first). `None`
+    /// sends no priority, unless `deadline` is set: then it escalates from 0.
     pub priority: Option<i32>,
+    /// `--strict-priority`: `nvext.agent_hints.strict_priority`, the router queue tier; `None`
+    /// sends none.
     pub strict_priority: Option<u32>,
     /// `--max-tokens`: the cap of `osl`.
     pub max_tokens: Option<u32>,
     /// When the run's budget started and how long it is (`--timeout`).
     pub deadline: Option<(Instant, Duration)>,
+    /// `--tenant`: sent as `x-tenant-id` on every request, hints on or off; `None` sends no
+    /// header.
     pub tenant: Option<String>,
 }
 
@@ -48,11 +54,17 @@ pub struct HintSettings {
 /// that holds it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// `nvext.agent_hints.speculative_prefill`, sent when the request offers tools.
     SpeculativePrefill,
+    /// `nvext.agent_hints.strict_priority`.
     StrictPriority,
+    /// `nvext.agent_hints.osl`: the expected output tokens.
     Osl,
+    /// `nvext.agent_hints.priority`.
     Priority,
+    /// The whole `nvext.agent_hints` object.
     AgentHints,
+    /// `nvext.extra_fields`: the request for the serving report (`worker_id`, `timing`).
     ExtraFields,
 }
 
@@ -124,6 +136,7 @@ pub struct Hints {
 }
 
 impl Hints {
+    /// Hints for one run, nothing refused and no completion seen yet.
     pub fn new(settings: HintSettings) -> Self {
         Hints {
             settings,
@@ -150,6 +163,9 @@ impl Hints {
             .collect()
     }
 
+    /// Adds `x-tenant-id` and this request's `nvext.agent_hints` and `nvext.extra_fields`,
+    /// leaving out every field refused earlier, and remembers what went out so a refusal can
+    /// be matched to it.
     pub fn decorate(&self, body: &mut Value, headers: &mut Vec<(String, String)>) {
         if let Some(tenant) = &self.settings.tenant {
             headers.push(("x-tenant-id".into(), tenant.clone()));

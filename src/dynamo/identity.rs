@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::config::Env;
 
+/// `session_type_id` when `DYN_AGENT_SESSION_TYPE_ID` is not set.
 pub const DEFAULT_SESSION_TYPE: &str = "worker";
 
 const SESSION_TYPE_ID: &str = "DYN_AGENT_SESSION_TYPE_ID";
@@ -33,9 +34,16 @@ const SUBAGENT_CHILD_INDEX: &str = "PI_SUBAGENT_CHILD_INDEX";
 /// The four ids, serialized as Dynamo's `agent_context` (optional parent omitted).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AgentIdentity {
+    /// What kind of harness produced the trace (`DYN_AGENT_SESSION_TYPE_ID`, default
+    /// `worker`).
     pub session_type_id: String,
+    /// Groups a whole agent tree (`DYN_AGENT_SESSION_ID`, default the trajectory id).
     pub session_id: String,
+    /// This run's line of work (`DYN_AGENT_TRAJECTORY_ID`, default the run's session id;
+    /// `RUN_ID:AGENT:INDEX` for a bridged subagent); the `x-dynamo-session-id` header.
     pub trajectory_id: String,
+    /// The trajectory of the run that started this one (the `x-dynamo-parent-session-id`
+    /// header); `None` for a root run, and then left out of `agent_context`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_trajectory_id: Option<String>,
 }

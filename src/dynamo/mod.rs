@@ -57,7 +57,11 @@ use records::{
 use relay::Relay;
 use trace_file::TraceFile;
 
+/// The topic frame of every tool event when neither `DYN_AGENT_TOOL_EVENTS_ZMQ_TOPIC` nor
+/// one of its aliases is set.
 pub const DEFAULT_TOPIC: &str = "agent-tool-events";
+/// How many tool records the queue holds when `DYN_AGENT_TOOL_EVENTS_QUEUE_CAPACITY` is not
+/// set or not a positive integer.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 10_000;
 /// How long queued tool events may take to leave at the end of a run.
 pub const RELAY_LINGER: Duration = Duration::from_millis(250);
@@ -76,25 +80,39 @@ const CAPACITY_VAR: &str = "DYN_AGENT_TOOL_EVENTS_QUEUE_CAPACITY";
 /// Set for the processes a tool call starts: the request that asked for the call.
 pub const PARENT_REQUEST_VAR: &str = "DYN_AGENT_PARENT_REQUEST_ID";
 
+/// Where Channel B sends tool events.
 #[derive(Debug, Clone)]
 pub struct ToolEventSettings {
+    /// The ZeroMQ endpoint Dynamo binds and the PUSH socket connects to
+    /// (`tcp://127.0.0.1:20390`, `ipc://…`), trimmed.
     pub endpoint: String,
+    /// The first frame of every message (`DYN_AGENT_TOOL_EVENTS_ZMQ_TOPIC`, default
+    /// `agent-tool-events`).
     pub topic: String,
+    /// Records the queue holds before it drops (always at least 1).
     pub capacity: usize,
 }
 
+/// The bridge's configuration for one run, from the `DYN_AGENT_*` variables and flags.
 #[derive(Debug, Clone)]
 pub struct DynamoSettings {
+    /// `--dynamo-trace-protocol`: how the identity travels on requests and which shape tool
+    /// records take.
     pub protocol: TraceProtocol,
+    /// The agent identity every request and record carries.
     pub identity: AgentIdentity,
     /// The subagent bridge rewrote the identity.
     pub bridged: bool,
     /// Channel A applies (the model provider is Dynamo).
     pub decorate_requests: bool,
+    /// Where tool events go; `None` when no endpoint variable holds a valid ZeroMQ endpoint.
     pub tool_events: Option<ToolEventSettings>,
+    /// `--trace-file`: where the run's own trace is written; `None` writes none.
     pub trace_file: Option<PathBuf>,
     /// The parent's request whose tool call started this run (`DYN_AGENT_PARENT_REQUEST_ID`).
     pub parent_request_id: Option<String>,
+    /// The serving hints' flags; [`DynamoSettings::from_env`] leaves them off and the caller
+    /// fills them from the command line.
     pub hints: HintSettings,
     /// `--session-final`.
     pub session_final: bool,

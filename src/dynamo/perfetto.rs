@@ -20,25 +20,39 @@ use serde_json::{Value, json};
 
 use super::records::{AGENT_SCHEMA, REQUEST_SCHEMA};
 
+/// Why [`convert_file`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PerfettoError {
+    /// The input trace could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The input path, as given.
         path: String,
+        /// Why it could not be read.
         source: crate::input_file::InputFileError,
     },
+    /// The output could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The output path, as given.
         path: String,
+        /// The I/O error.
         source: std::io::Error,
     },
 }
 
+/// What a conversion drew, for the command's report.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Summary {
+    /// Request and tool slices, plus the instant markers of tool calls with no terminal record
+    /// (arrows and track names not counted).
     pub slices: usize,
+    /// Processes: distinct sessions (every `dynamo.request.trace.v1` record goes under one).
     pub sessions: usize,
+    /// Tracks: distinct trajectories, counted per session.
     pub trajectories: usize,
+    /// Non-blank lines left out: not JSON, no known schema or ids, or an event type that is
+    /// not drawn.
     pub skipped_lines: usize,
     /// Arrows drawn between request and tool slices.
     pub flows: usize,
@@ -75,6 +89,7 @@ fn flows(
     events
 }
 
+/// Reads the JSONL trace at `input` and writes its timeline to `output` (replacing it).
 pub fn convert_file(input: &Path, output: &Path) -> Result<Summary, PerfettoError> {
     let kind = crate::input_file::InputKind::Trace;
     let text = crate::input_file::read_text(input, kind).map_err(|source| PerfettoError::Read {
@@ -134,6 +149,8 @@ impl Tracks {
     }
 }
 
+/// A JSONL trace (Dynamo's `{"timestamp", "event"}` envelopes or bare records) as
+/// `{"traceEvents": [...], "displayTimeUnit": "ms"}`, with times in µs, and what it drew.
 pub fn convert(text: &str) -> (Value, Summary) {
     let mut tracks = Tracks::default();
     let mut events: Vec<Value> = Vec::new();

@@ -11,14 +11,18 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::Serialize;
 
+/// `--dynamo-trace-protocol`: how the agent identity travels on model requests and which
+/// shape tool records take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceProtocol {
+    /// Both, until the server shows which one it speaks.
     Auto,
     /// Dynamo 1.2.x: `nvext.agent_context` and `dynamo.agent.trace.v1`.
     Agent,
     /// Dynamo 1.3+: `x-dynamo-session-id` headers and `dynamo.request.trace.v1`.
     Request,
+    /// No identity on requests and no tool events to Dynamo (`--trace-file` is still written).
     Off,
 }
 
@@ -38,11 +42,14 @@ impl TraceProtocol {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Resolved {
+    /// Dynamo 1.2.x: the identity in the body, `dynamo.agent.trace.v1` tool records.
     Agent,
+    /// Dynamo 1.3+: the identity in headers, `dynamo.request.trace.v1` tool records.
     Request,
 }
 
 impl Resolved {
+    /// The name as reported (`resolvedProtocol` of `trace_status` and `trace_summary`).
     pub fn name(self) -> &'static str {
         match self {
             Resolved::Agent => "agent",
@@ -63,6 +70,8 @@ pub struct ProtocolState {
 }
 
 impl ProtocolState {
+    /// The state for `configured`: already resolved for `agent` and `request`, unresolved for
+    /// `auto` and `off`.
     pub fn new(configured: TraceProtocol) -> Self {
         let resolved = match configured {
             TraceProtocol::Agent => AGENT,
@@ -75,10 +84,13 @@ impl ProtocolState {
         }
     }
 
+    /// The protocol asked for.
     pub fn configured(&self) -> TraceProtocol {
         self.configured
     }
 
+    /// The dialect in use: fixed for `agent` and `request`, learned for `auto`; `None` for
+    /// `auto` until an answer settles it, and always for `off`.
     pub fn resolved(&self) -> Option<Resolved> {
         match self.resolved.load(Ordering::SeqCst) {
             AGENT => Some(Resolved::Agent),

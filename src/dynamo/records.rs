@@ -17,41 +17,63 @@ use serde::Serialize;
 use super::identity::AgentIdentity;
 use crate::secrets::Secrets;
 
+/// `schema` of the full record Dynamo 1.2.x ingests, and of every `--trace-file` row.
 pub const AGENT_SCHEMA: &str = "dynamo.agent.trace.v1";
+/// `schema` of the flat tool-event ingress record Dynamo 1.3+ ingests.
 pub const REQUEST_SCHEMA: &str = "dynamo.request.trace.v1";
 
+/// `event_type` on the wire: what happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventType {
+    /// A model request finished (written by worker only to its own trace file).
     RequestEnd,
+    /// A tool call started (status `running`).
     ToolStart,
+    /// A tool call succeeded.
     ToolEnd,
+    /// A tool call returned an error, or was cancelled (`error_type` says how).
     ToolError,
 }
 
+/// `tool.status` on the wire: where the call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
+    /// On `tool_start`: the call is under way.
     Running,
+    /// On `tool_end`: the call succeeded.
     Succeeded,
+    /// On `tool_error`: the tool returned an error result (`error_type` `tool_error`).
     Error,
+    /// On `tool_error`: the call was stopped (`error_type` `aborted` or `timeout`).
     Cancelled,
 }
 
+/// The `tool` object of a tool record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolEvent {
+    /// The model's id for the call.
     pub tool_call_id: String,
+    /// The tool's family: its name up to the first `---` or `/` (`bash`, `mcp`).
     pub tool_class: String,
+    /// When the call started, in Unix ms; on terminal records too, so they stand alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_unix_ms: Option<u64>,
+    /// When the call ended, in Unix ms; absent on `tool_start`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_at_unix_ms: Option<u64>,
+    /// Where the call stands; set on every record worker writes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ToolStatus>,
+    /// How long the call ran, in ms (monotonic clock, to the µs); absent on `tool_start`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
+    /// Size in bytes of the result text the model gets back; absent on `tool_start`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_bytes: Option<u64>,
+    /// Why a `tool_error` happened: `tool_error` (an error result), `aborted` (an abort or the
+    /// run's timeout) or `timeout` (the tool's own timeout); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_type: Option<String>,
     /// The `x-request-id` of the request whose response asked for the call.
@@ -83,20 +105,34 @@ impl ToolEvent {
 /// A model request as worker measured it (the `request` of a `request_end` row).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestMetrics {
+    /// The server's response id without its `chatcmpl-` prefix; else the `x-request-id`; empty
+    /// when neither is known.
     pub request_id: String,
+    /// The `x-request-id` worker sent, which Dynamo records as `x_request_id`; absent when the
+    /// request had none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub x_request_id: Option<String>,
+    /// The model id the response named, else the one requested.
     pub model: String,
+    /// Prompt tokens the server reported, cached ones included; absent when it reported no
+    /// usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    /// Completion tokens the server reported; absent when it reported no usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
+    /// Prompt tokens served from the server's prefix cache (0 when the usage has no details);
+    /// absent when it reported no usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// When worker sent the request, in Unix ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_received_ms: Option<u64>,
+    /// Time to first token in ms: from sending to the first streamed progress; absent when
+    /// none arrived.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
+    /// From sending to the end of the response, in ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_time_ms: Option<f64>,
     /// For a subagent: the parent's request whose tool call started this run.
@@ -107,13 +143,21 @@ pub struct RequestMetrics {
 /// `dynamo.agent.trace.v1`.
 #[derive(Debug, Clone, Serialize)]
 pub struct AgentTraceRecord<'a> {
+    /// Always [`AGENT_SCHEMA`].
     pub schema: &'static str,
+    /// What happened.
     pub event_type: EventType,
+    /// When it happened, in Unix ms (for `request_end`: the request's start plus its total
+    /// time, rounded down).
     pub event_time_unix_ms: u64,
+    /// Who wrote the record: `harness` for every record worker writes.
     pub event_source: &'static str,
+    /// The agent identity the record belongs to.
     pub agent_context: &'a AgentIdentity,
+    /// The request as worker measured it; on `request_end` rows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<RequestMetrics>,
+    /// The tool call; on tool rows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'a ToolEvent>,
 }
@@ -121,16 +165,23 @@ pub struct AgentTraceRecord<'a> {
 /// `dynamo.request.trace.v1` tool-event ingress.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestTraceIngress<'a> {
+    /// Always [`REQUEST_SCHEMA`].
     pub schema: &'static str,
+    /// What happened to the tool call.
     pub event_type: EventType,
+    /// When it happened, in Unix ms.
     pub event_time_unix_ms: u64,
+    /// The agent's trajectory id (what Dynamo 1.3+ calls a session).
     pub session_id: &'a str,
+    /// The parent trajectory id; absent for a root run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<&'a str>,
+    /// The tool call.
     pub tool: &'a ToolEvent,
 }
 
 impl<'a> AgentTraceRecord<'a> {
+    /// A tool record of `event_type` at `time` (Unix ms).
     pub fn tool(
         event_type: EventType,
         time: u64,
@@ -150,6 +201,7 @@ impl<'a> AgentTraceRecord<'a> {
 }
 
 impl<'a> RequestTraceIngress<'a> {
+    /// A tool record of `event_type` at `time` (Unix ms), keyed by `identity`'s trajectory.
     pub fn tool(
         event_type: EventType,
         time: u64,

@@ -52,6 +52,8 @@ struct Counters {
     connected: AtomicBool,
 }
 
+/// The tool-event sender: a bounded queue in front of the background task that owns the
+/// PUSH socket.
 pub struct Relay {
     endpoint: String,
     topic: String,
@@ -62,6 +64,8 @@ pub struct Relay {
     task: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
 
+/// Where the run's tool events ended up. Once [`Relay::close`] returns, every event is in
+/// exactly one count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RelayCounts {
     /// Taken by the kernel: delivered unless the peer itself goes away.
@@ -93,14 +97,17 @@ impl Relay {
         })
     }
 
+    /// The endpoint, as given.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
+    /// The topic frame of every message.
     pub fn topic(&self) -> &str {
         &self.topic
     }
 
+    /// Records the queue holds (at least 1).
     pub fn capacity(&self) -> usize {
         self.capacity
     }
@@ -119,6 +126,8 @@ impl Relay {
         }
     }
 
+    /// The counts so far: events still queued or handed to the socket library are in none of
+    /// them until [`Relay::close`].
     pub fn counts(&self) -> RelayCounts {
         RelayCounts {
             sent: self.counters.sent.load(Ordering::SeqCst),

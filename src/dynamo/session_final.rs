@@ -19,6 +19,8 @@ use serde_json::json;
 use crate::events::SessionFinal;
 use crate::llm::{Request, Transport};
 
+/// How long the marker request may take, answer read through, before it is reported as
+/// unanswered.
 pub const SESSION_FINAL_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The marker request for the session whose last request was `last_request_id`, before the

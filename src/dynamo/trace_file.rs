@@ -16,6 +16,8 @@ use serde::Serialize;
 use crate::secrets::Secrets;
 use crate::sync::LockExt;
 
+/// The `--trace-file` being written: one redacted JSONL line per record, flushed as it is
+/// written.
 pub struct TraceFile {
     writer: Mutex<BufWriter<File>>,
     secrets: Secrets,
@@ -30,6 +32,8 @@ struct Envelope<'a, T> {
 }
 
 impl TraceFile {
+    /// Creates the file at `path` (truncating one that exists); every line is redacted with
+    /// `secrets`.
     pub fn create(path: &Path, secrets: Secrets) -> std::io::Result<TraceFile> {
         Ok(TraceFile {
             writer: Mutex::new(BufWriter::new(File::create(path)?)),
@@ -56,6 +60,7 @@ impl TraceFile {
         }
     }
 
+    /// The first write error, if any (later records are still tried).
     pub fn error(&self) -> Option<String> {
         self.error.lock_or_recover().clone()
     }

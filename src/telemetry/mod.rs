@@ -43,50 +43,73 @@ mod redact;
 pub const FLUSH_LIMIT: Duration = Duration::from_secs(2);
 /// Content attributes are cut to this many characters.
 pub const CONTENT_LIMIT: usize = 4096;
+/// `service.name` when neither `--otel-service-name` nor `OTEL_SERVICE_NAME` is set.
 pub const DEFAULT_SERVICE_NAME: &str = "worker";
 const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 
 /// The command line's telemetry flags.
 #[derive(Debug, Clone, Default)]
 pub struct Flags {
+    /// `--otel`: turn export on.
     pub otel: bool,
+    /// `--no-otel`: never export, whatever else asks for it.
     pub no_otel: bool,
+    /// `--otel-endpoint`: the OTLP base URL; `None` leaves it to the `OTEL_EXPORTER_OTLP_*`
+    /// variables, else `http://localhost:4318`.
     pub endpoint: Option<String>,
+    /// `--otel-service-name`; `None` falls back to `OTEL_SERVICE_NAME`, else `worker`.
     pub service_name: Option<String>,
+    /// `--otel-include-content`: attach prompts, completions and tool arguments and results.
     pub include_content: bool,
     /// `--otel-namespace`, checked by [`parse_namespace`].
     pub namespace: Option<String>,
 }
 
+/// How OTLP is encoded over HTTP (`OTEL_EXPORTER_OTLP_PROTOCOL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
+    /// `http/protobuf`: the default, and what an unsupported value falls back to.
     HttpProtobuf,
+    /// `http/json`: OTLP messages as JSON.
     HttpJson,
 }
 
 /// Everything export needs, resolved from flags and the standard `OTEL_*` variables.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The run's session id, as `gen_ai.conversation.id` on the session span.
     pub session_id: String,
+    /// `service.name` of the exported telemetry.
     pub service_name: String,
     /// `--otel-endpoint`: the base URL signals are posted under (`/v1/traces`, `/v1/metrics`).
     /// `None`: the exporter reads `OTEL_EXPORTER_OTLP_*` itself.
     pub endpoint: Option<String>,
+    /// The OTLP encoding.
     pub protocol: Protocol,
+    /// Whether spans are exported (`false` when `OTEL_TRACES_EXPORTER=none`).
     pub traces: bool,
+    /// Whether metrics are exported (`false` when `OTEL_METRICS_EXPORTER=none`).
     pub metrics: bool,
+    /// Attach prompts, completions and tool arguments and results, redacted and cut to
+    /// [`CONTENT_LIMIT`] characters.
     pub include_content: bool,
     /// The prefix of worker's own span, metric and attribute names.
     pub names: Names,
     /// `--sandbox`, as `<ns>.sandbox.backend` on the session span.
     pub sandbox_backend: String,
+    /// The Dynamo identity, as `<ns>.dynamo.*` on the session span; `None` when the Dynamo
+    /// bridge is not active in this run.
     pub identity: Option<AgentIdentity>,
     /// Every exported span is redacted with these, like every other output.
     pub secrets: Secrets,
 }
 
+/// What [`configure`] decided.
 pub struct Configured {
+    /// The telemetry extension: the exporter, or one that only reports why it is skipped;
+    /// `None` when telemetry is off and `--no-otel` was not given (nothing to report).
     pub extension: Option<Arc<dyn Extension>>,
+    /// Warnings for stderr (an unsupported protocol, an exporter that could not be built).
     pub warnings: Vec<String>,
 }
 
