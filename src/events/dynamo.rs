@@ -15,7 +15,9 @@ pub struct TraceStatus {
     pub agent_context: Value,
     /// The identity was rewritten for a subagent.
     pub subagent_bridge: bool,
+    /// Where tool events go over ZeroMQ; `null` when no endpoint is set.
     pub tool_events: Option<ToolEventsTarget>,
+    /// The `--trace-file` path; `null` when none is set.
     pub trace_file: Option<std::path::PathBuf>,
     /// `agent` or `request`, once known.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -26,8 +28,11 @@ pub struct TraceStatus {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolEventsTarget {
+    /// The ZeroMQ endpoint worker's PUSH socket connects to (`tcp://127.0.0.1:20390`).
     pub endpoint: String,
+    /// The first frame of every message (default `agent-tool-events`).
     pub topic: String,
+    /// How many records may wait to be sent; more are dropped and counted (default 10000).
     pub queue_capacity: usize,
 }
 
@@ -37,6 +42,8 @@ pub struct ToolEventsTarget {
 pub struct TraceSummary {
     /// `agent` or `request`; `null` when no request settled it.
     pub resolved_protocol: Option<&'static str>,
+    /// Model requests the bridge added its identity and hints to, each attempt counted (retries and
+    /// resends included); 0 when it adds them to none.
     pub llm_requests: u64,
     /// Tool events the kernel took: they reach the peer even though the process has exited.
     pub tool_events_sent: u64,
@@ -44,8 +51,12 @@ pub struct TraceSummary {
     pub tool_events_dropped: u64,
     /// Handed to the socket library but not seen to leave the process before it ended.
     pub tool_events_unconfirmed: u64,
+    /// Why the tool-event sender could not start (an invalid ZeroMQ endpoint); absent when it
+    /// started or none was set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_events_error: Option<String>,
+    /// The first write error of the `--trace-file`: the file is incomplete, and an `output_error`
+    /// follows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_file_error: Option<String>,
     /// Serving hints the server refused (HTTP 400 naming them), as body paths such as

@@ -150,10 +150,13 @@ impl Emitter {
         self.inner.lock_or_recover().on_close = Some(Box::new(hook));
     }
 
+    /// Writes the header line, which carries no envelope.
     pub fn header(&self, header: &SessionHeader<'_>) {
         self.inner.lock_or_recover().write(header);
     }
 
+    /// Writes one event line, with the session id as `sessionId` and the current time as
+    /// `timestamp`.
     pub fn emit(&self, event: &Event<'_>) {
         let mut inner = self.inner.lock_or_recover();
         // Stamped under the lock so timestamps never go backwards down the stream.

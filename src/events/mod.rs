@@ -43,13 +43,23 @@ pub const ASSISTANT_API: &str = "openai-completions";
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader<'a> {
+    /// Always `session`.
     #[serde(rename = "type")]
     pub kind: &'static str,
+    /// The session-file format generation, shared with Pi (currently 3); the event schema version
+    /// is `eventSchema`, not this.
     pub version: u32,
+    /// The session id (`--session-id`, else a new UUIDv7); every later line carries it as
+    /// `sessionId`.
     pub id: &'a str,
+    /// When the run started: RFC 3339, UTC, milliseconds.
     pub timestamp: &'a str,
+    /// The working directory of the run (`--cwd`), where tools start.
     pub cwd: &'a str,
+    /// The program that wrote the stream.
     pub producer: Producer,
+    /// The event schema version of the lines that follow (1); it changes only when a field is
+    /// removed or retyped.
     pub event_schema: u32,
     /// The session file this run appends to (absent with `--no-session`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,6 +83,8 @@ pub struct ResumedFrom {
 }
 
 impl<'a> SessionHeader<'a> {
+    /// The header of a run of session `id` started at `timestamp` in `cwd`; `sessionFile` and
+    /// `resumedFrom` start unset.
     pub fn new(id: &'a str, timestamp: &'a str, cwd: &'a str) -> Self {
         SessionHeader {
             kind: "session",
@@ -88,13 +100,17 @@ impl<'a> SessionHeader<'a> {
     }
 }
 
+/// The program that wrote the stream (`session.producer`).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Producer {
+    /// Always `worker`.
     pub name: &'static str,
+    /// The worker release that wrote the stream (`0.1.0`).
     pub version: &'static str,
 }
 
 impl Producer {
+    /// This build of worker.
     pub fn current() -> Self {
         Producer {
             name: "worker",
@@ -123,78 +139,131 @@ pub enum Event<'a> {
     TraceStatus(&'a TraceStatus),
     /// The Dynamo trace bridge's counters, right before `usage_snapshot`.
     TraceSummary(&'a TraceSummary),
+    /// The agent loop starts (after the status lines and model discovery); a run that prints it
+    /// always prints `agent_end`.
     AgentStart,
+    /// A turn begins: one model request (with its retries), then the tool calls it asks for.
     TurnStart {
+        /// The turn's number in this run, from 0; its `turn_end` carries the same number.
         turn_index: u32,
     },
+    /// A message begins. A user message or a tool result is already whole here (and again in
+    /// `message_end`); an assistant message starts empty (`content: []`, `stopReason: pending`) and
+    /// streams as `message_update` lines.
     MessageStart {
+        /// The message, tagged by `role`.
         message: &'a Message,
     },
     /// One streamed piece of the assistant message being generated.
     MessageUpdate {
+        /// The piece: the block it belongs to (`contentIndex`) and what arrived.
         assistant_message_event: &'a AssistantMessageEvent<'a>,
     },
+    /// A message is complete, with all its content; an assistant message also has its `usage` and
+    /// its final `stopReason` here.
     MessageEnd {
+        /// The whole message, tagged by `role`.
         message: &'a Message,
     },
+    /// A tool call starts running; calls start in the order the model made them.
     ToolExecutionStart {
+        /// The call's `id`, as in the assistant message's `toolCall` block.
         tool_call_id: &'a str,
+        /// The tool called (`bash`, `read`, ...).
         tool_name: &'a str,
+        /// The call's arguments as parsed from the model's JSON (the raw text, as a string, when it
+        /// was not valid JSON).
         args: &'a Value,
     },
     /// Progress of a running tool. For `bash`, the text is the output produced since the
     /// previous update (not the whole output so far).
     ToolExecutionUpdate {
+        /// The call's `id`, as in the assistant message's `toolCall` block.
         tool_call_id: &'a str,
+        /// The tool called.
         tool_name: &'a str,
+        /// The call's arguments, as in `tool_execution_start`.
         args: &'a Value,
+        /// The progress, shaped as a tool result.
         partial_result: &'a ToolResult,
     },
+    /// A tool call finished; calls that run concurrently end in the order they finish.
     ToolExecutionEnd {
+        /// The call's `id`, as in the assistant message's `toolCall` block.
         tool_call_id: &'a str,
+        /// The tool called.
         tool_name: &'a str,
+        /// What the tool returned: the text the model reads and optional `details`.
         result: &'a ToolResult,
+        /// True when the call failed (an unknown tool, invalid arguments, the tool's own error, an
+        /// abort); `result` says why.
         is_error: bool,
+        /// Wall-clock time the call took, in milliseconds.
         duration_ms: u64,
     },
+    /// A turn is over: its assistant message and the results of the tool calls it ran.
     TurnEnd {
+        /// The number of the `turn_start` this ends.
         turn_index: u32,
+        /// The turn's assistant message, as in its `message_end`.
         message: &'a Message,
+        /// The `toolResult` messages of the calls this turn ran, in call order; empty when it ran
+        /// none.
         tool_results: &'a [Message],
         /// How the server served this turn's request (absent when it reported nothing).
         #[serde(skip_serializing_if = "Option::is_none")]
         serving: Option<&'a Serving>,
     },
+    /// A model request failed with a retryable error and will be sent again after `delayMs`.
     AutoRetryStart {
+        /// Which retry this is, from 1.
         attempt: u32,
+        /// The most retries one request may have (`--max-retries`).
         max_attempts: u32,
+        /// The wait before the retry, in milliseconds: exponential backoff with jitter, or the
+        /// server's `Retry-After` (capped).
         delay_ms: u64,
+        /// The failure being retried, as one line.
         error_message: &'a str,
     },
+    /// The retries of a model request are over: a retry got an answer, or worker gave up.
     AutoRetryEnd {
+        /// True when a retry got an answer; false when the retries ran out, the error could not be
+        /// retried or the run was stopped.
         success: bool,
+        /// How many retries were made.
         attempt: u32,
+        /// The error worker gave up on; absent when `success` is true.
         #[serde(skip_serializing_if = "Option::is_none")]
         final_error: Option<&'a str>,
     },
     /// The turn limit (`--max-steps` / `--max-turns`) stopped a model that wanted to go on;
     /// agentic-pi's name for it, followed by `limit_reached`.
     MaxStepsReached {
+        /// The turn limit that was reached.
         max_steps: u32,
+        /// Turns run, as `usage_snapshot.stats.turns` counts them.
         steps: u32,
     },
     /// The conversation is being compacted: `threshold` (the next request would not fit) or
     /// `overflow` (the server refused one for its length).
     CompactionStart {
+        /// `threshold` or `overflow`.
         reason: &'a str,
+        /// The estimated size of the conversation, system prompt included, in tokens.
         tokens_before: u64,
     },
     /// The older part of the conversation is now `summary` (a user message); the newest turn
     /// is kept as it was. Token counts are estimates.
     CompactionEnd {
+        /// `threshold` or `overflow`, as in `compaction_start`.
         reason: &'a str,
+        /// The estimated size before compaction, in tokens, as in `compaction_start`.
         tokens_before: u64,
+        /// The estimated size after compaction, system prompt included, in tokens.
         tokens_after: u64,
+        /// The summary the model wrote of the older part (the user message that replaces it starts
+        /// with a fixed note before this text).
         summary: &'a str,
     },
     /// Part of an input was left out: a context file cut to its cap (before `agent_start`),
@@ -208,10 +277,15 @@ pub enum Event<'a> {
     /// Why the run failed (exit code 1); always followed by `agent_end` (when `agent_start`
     /// was printed) and `usage_snapshot`.
     FatalError {
+        /// The failure: its `kind`, its class `name` and a `message`.
         error: &'a FatalError,
     },
+    /// The run is over: the whole conversation and why it stopped. Printed once `agent_start` was.
     AgentEnd {
+        /// The whole conversation as it ends: a resumed session's messages first; after a
+        /// compaction, the summary in place of the older part.
         messages: &'a [Message],
+        /// Why the run ended; it decides the exit code.
         stop_reason: RunStopReason,
         /// Always `false`: a run retries inside itself (`auto_retry_start`) and ends once.
         will_retry: bool,
@@ -225,6 +299,7 @@ pub enum Event<'a> {
     OutputError(&'a OutputError),
     /// Always the last line of a run that printed a header.
     UsageSnapshot {
+        /// The run's totals.
         stats: &'a UsageStats,
     },
 }
@@ -233,10 +308,16 @@ pub enum Event<'a> {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExtensionStatus {
+    /// The subsystem: `github`, `web-search`, `file-search` or `telemetry`.
     pub extension: String,
+    /// Whether the subsystem is in use this run.
     pub status: ExtensionState,
+    /// Why it was skipped, as a short code (`no-profile`, `no-credentials`, `disabled-by-flag`,
+    /// `unavailable`, ...); absent when it is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A line for people: why it was skipped, or a note on how it is set up; absent when there is
+    /// nothing to say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Extension-specific fields (`profile`, `toolCount`, `auth`, ...).
@@ -250,12 +331,15 @@ pub struct ExtensionStatus {
 pub struct SandboxStatus {
     /// `none`: on the host, as worker's user.
     pub backend: &'static str,
+    /// The sandbox as set up for this run.
     pub status: SandboxState,
 }
 
+/// `sandbox_status.status`: the sandbox's settings as in effect.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxState {
+    /// The backend, as in `sandbox_status.backend`: `none` or `linux`.
     pub backend: &'static str,
     /// Where tools start.
     pub cwd: String,
@@ -268,6 +352,8 @@ pub struct SandboxState {
     /// the extensions' own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env_keys: Option<Vec<String>>,
+    /// `linux` with `--allow-host`: the hosts commands may reach over HTTP and HTTPS through
+    /// worker's egress proxy, as given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_http_hosts: Option<Vec<String>>,
 }
@@ -282,26 +368,35 @@ pub struct SkillsStatus {
     pub status: SkillsState,
     /// How many skills were found and offered.
     pub discovered: u32,
+    /// Each skill found, in the order found (the first one found wins a name).
     pub skills: Vec<SkillEntry>,
     /// The `--skill` paths that were loaded.
     pub mapped_paths: Vec<String>,
+    /// True with `--no-skills`: only the `--skill` paths were searched.
     pub no_skills: bool,
     /// Skills that could not be loaded (bad frontmatter, a missing `--skill` path), and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<SkillProblem>,
 }
 
+/// How skills were asked for (`skills_status.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillsState {
+    /// Neither `--skill` nor `--no-skills`: the usual places were searched.
     Default,
+    /// At least one `--skill` path exists and was loaded (the usual places were also searched
+    /// unless `--no-skills`).
     Configured,
+    /// `--no-skills` and no `--skill` path that exists: nothing was searched.
     Disabled,
 }
 
+/// One skill found (`skills_status.skills[]`).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillEntry {
+    /// The skill's name: its frontmatter's `name`, else the name of its directory.
     pub name: String,
     /// The skill's SKILL.md.
     pub source: String,
@@ -310,9 +405,12 @@ pub struct SkillEntry {
     pub model_invocable: bool,
 }
 
+/// A skill that could not be loaded (`skills_status.problems[]`).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SkillProblem {
+    /// The skill file or `--skill` path at fault.
     pub path: String,
+    /// What is wrong with it (`invalid frontmatter: no description`, ...).
     pub message: String,
 }
 
@@ -320,8 +418,11 @@ pub struct SkillProblem {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InputTruncated {
+    /// Which kind of input was cut.
     pub input: TruncatedInput,
+    /// The file that was cut.
     pub path: String,
+    /// Why it was cut.
     pub reason: TruncationReason,
     /// Bytes used, from the start of the file.
     pub kept_bytes: u64,
@@ -334,6 +435,7 @@ pub struct InputTruncated {
     pub message: String,
 }
 
+/// The kind of input `input_truncated` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TruncatedInput {
@@ -343,6 +445,7 @@ pub enum TruncatedInput {
     Session,
 }
 
+/// Why `input_truncated` left part of an input out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TruncationReason {
@@ -356,10 +459,13 @@ pub enum TruncationReason {
     TornLastLine,
 }
 
+/// Whether a subsystem is in use (`extension_status.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExtensionState {
+    /// Set up and in use; its tools, if it has any, are offered to the model.
     Configured,
+    /// Not in use this run; `reason` says why.
     Skipped,
 }
 
@@ -391,38 +497,55 @@ pub enum RunStopReason {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetWarning {
+    /// Which budget is 80% used.
     pub budget: LimitKind,
+    /// How much of it is used, in its unit: turns, seconds (for `timeout`), tool calls, tokens or
+    /// US dollars.
     pub used: f64,
+    /// The budget, in the same unit as `used`.
     pub limit: f64,
     /// The note the model gets.
     pub message: String,
 }
 
+/// `limit_reached`: the configured limit that stopped the run (exit code 3).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LimitReached {
+    /// Which limit stopped the run.
     pub limit: LimitKind,
     /// Model requests made so far.
     pub turns: u32,
+    /// The turn limit (`--max-turns` / `--max-steps`); only for `max_turns`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_turns: Option<u32>,
+    /// The `--timeout`, in milliseconds; only for `timeout`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Time since the run started, in milliseconds.
     pub elapsed_ms: u64,
     /// For a budget: how much was used, and the limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub used: Option<f64>,
+    /// The budget's limit, in its unit (tool calls, tokens or US dollars); only for
+    /// `max_tool_calls`, `max_total_tokens` and `max_cost`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_limit: Option<f64>,
 }
 
+/// A configured limit on a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitKind {
+    /// `--max-turns` / `--max-steps`: model turns.
     MaxTurns,
+    /// `--timeout`: wall-clock time.
     Timeout,
+    /// `--max-tool-calls`: tool calls the model made.
     MaxToolCalls,
+    /// `--max-total-tokens`: tokens over every model request (`usage_snapshot.stats.tokens.total`).
     MaxTotalTokens,
+    /// `--max-cost`: US dollars spent (`usage_snapshot.stats.cost`).
     MaxCost,
 }
 
@@ -431,7 +554,9 @@ pub enum LimitKind {
 #[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[schemars(with = "FatalErrorWire")]
 pub struct FatalError {
+    /// The class of the failure.
     pub kind: FatalErrorKind,
+    /// What went wrong, as one line; the stderr failure line is built from it.
     pub message: String,
 }
 
@@ -509,15 +634,25 @@ impl FatalErrorKind {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageStats {
+    /// User prompts: 1 once `agent_start` was printed, else 0 (the notes worker adds, such as
+    /// budget warnings, are not counted).
     pub user_messages: u32,
+    /// Assistant messages, one per turn (a failed request's message included); compaction summaries
+    /// are not counted.
     pub assistant_messages: u32,
+    /// Tool calls the model made.
     pub tool_calls: u32,
+    /// Tool results returned to the model.
     pub tool_results: u32,
+    /// Tokens over every model request.
     pub tokens: TokenTotals,
+    /// What every model request cost, in US dollars (0 unless a price is known).
     pub cost: f64,
     /// Model requests answered (one per turn, more with retries).
     pub llm_requests: u32,
+    /// Turns started (`turn_start` lines).
     pub turns: u32,
+    /// Wall-clock time of the run, in milliseconds, up to its closing lines.
     pub duration_ms: u64,
     /// Serving totals, when any request had a serving report (see `turn_end.serving`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -527,17 +662,25 @@ pub struct UsageStats {
     pub counters: std::collections::BTreeMap<String, u64>,
 }
 
+/// Token counts summed over every model request (`usage_snapshot.stats.tokens`); each count means
+/// what it does in a message's `usage`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenTotals {
+    /// Prompt tokens neither read from nor written to the prompt cache.
     pub input: u64,
+    /// Tokens generated, reasoning included.
     pub output: u64,
+    /// Prompt tokens read from the prompt cache.
     pub cache_read: u64,
+    /// Prompt tokens written to the prompt cache.
     pub cache_write: u64,
+    /// The sum of the four counts.
     pub total: u64,
 }
 
 impl UsageStats {
+    /// Adds one assistant message's tokens and cost to the totals.
     pub fn add_usage(&mut self, usage: &Usage) {
         self.tokens.input += usage.input;
         self.tokens.output += usage.output;

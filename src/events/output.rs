@@ -52,6 +52,7 @@ impl OutputKind {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OutputError {
+    /// Which output could not be written.
     pub output: OutputKind,
     /// The file.
     pub path: String,
@@ -62,6 +63,8 @@ pub struct OutputError {
 }
 
 impl OutputError {
+    /// The report for `output` at `path`, which failed with `error`; `message` is built from the
+    /// three.
     pub fn new(output: OutputKind, path: &Path, error: impl Display) -> OutputError {
         let path = path.display().to_string();
         let error = error.to_string();

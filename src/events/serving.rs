@@ -27,6 +27,8 @@ pub struct Serving {
     /// The prefill worker, only when prefill ran on another worker than decode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefill_worker_id: Option<String>,
+    /// The prefill worker's data-parallel rank, only when prefill ran on another worker than
+    /// decode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefill_dp_rank: Option<u64>,
     /// Time to first token, measured by the server.
@@ -58,11 +60,16 @@ pub struct ServingTotals {
     pub requests: u32,
     /// Prompt tokens of the requests that reported a cached-token count.
     pub prompt_tokens: u64,
+    /// Prompt tokens served from the prefix cache, over the same requests as `promptTokens`.
     pub cached_tokens: u64,
     /// `cachedTokens / promptTokens` (0 when nothing was reported).
     pub cached_ratio: f64,
+    /// The mean time to first token the server measured, in milliseconds, over the requests that
+    /// reported one; absent when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_ttft_ms: Option<f64>,
+    /// The mean time requests waited before prefill, in milliseconds, over the requests that
+    /// reported one; absent when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_queue_ms: Option<f64>,
     /// Distinct decoding workers seen.
