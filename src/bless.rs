@@ -18,15 +18,21 @@ pub const VAR: &str = "WORKER_BLESS";
 /// Lines of unchanged text shown around each change in the printed diff.
 const CONTEXT_LINES: usize = 3;
 
+/// Why a golden file could not be blessed.
 #[derive(Debug, thiserror::Error)]
 pub enum BlessError {
+    /// `WORKER_BLESS` is set to a value that names no file (`1`, `true`, an empty list);
+    /// carries the value.
     #[error(
         "{VAR}={0:?} names no file: give a comma-separated list of paths relative to the repository root, or `all`"
     )]
     NoFile(String),
+    /// Writing the golden file failed.
     #[error("cannot bless {path}: {source}")]
     Write {
+        /// The file's path (the repository root joined with the name).
         path: PathBuf,
+        /// The error from writing it.
         source: std::io::Error,
     },
 }

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exit::ExitStatus;
 
+/// Why a run was stopped from outside; the first reason recorded decides the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AbortReason {
     /// SIGINT: exit 130.
@@ -23,6 +24,7 @@ pub enum AbortReason {
 }
 
 impl AbortReason {
+    /// The exit status a run stopped for this reason ends with.
     pub fn exit_status(self) -> ExitStatus {
         match self {
             AbortReason::Interrupt => ExitStatus::Interrupted,
@@ -33,6 +35,8 @@ impl AbortReason {
     }
 }
 
+/// The shared stop switch of one run: a cancellation token and the first abort reason. Clones
+/// share both.
 #[derive(Debug, Clone, Default)]
 pub struct RunControl {
     token: CancellationToken,
@@ -40,6 +44,7 @@ pub struct RunControl {
 }
 
 impl RunControl {
+    /// The control of a run that has not been aborted.
     pub fn new() -> Self {
         Self::default()
     }
@@ -50,14 +55,17 @@ impl RunControl {
         self.token.cancel();
     }
 
+    /// The first reason the run was aborted for; `None` while it runs on.
     pub fn reason(&self) -> Option<AbortReason> {
         self.reason.get().copied()
     }
 
+    /// Whether the run was aborted (its token is cancelled).
     pub fn is_aborted(&self) -> bool {
         self.token.is_cancelled()
     }
 
+    /// The token every model request and tool watches; cancelled by [`RunControl::abort`].
     pub fn token(&self) -> &CancellationToken {
         &self.token
     }

@@ -22,9 +22,13 @@ use crate::tools::Tool;
 /// A line an extension adds to the stream.
 #[derive(Debug, Clone)]
 pub enum StatusLine {
+    /// An `extension_status` line.
     Extension(ExtensionStatus),
+    /// A `skills_status` line.
     Skills(SkillsStatus),
+    /// A `trace_status` line (the Dynamo trace bridge).
     TraceStatus(TraceStatus),
+    /// A `trace_summary` line (the Dynamo trace bridge, at the end).
     TraceSummary(TraceSummary),
     /// An output the extension writes failed: printed as `output_error` with the others,
     /// and the run exits 4.
@@ -36,14 +40,22 @@ pub enum StatusLine {
 /// One model request that got a successful response, as measured by the loop.
 #[derive(Debug, Clone)]
 pub struct Exchange {
+    /// The request's `x-request-id` header; `None` when it was sent without one.
     pub x_request_id: Option<String>,
     /// The server's response id (`chatcmpl-...`), when it sent one.
     pub response_id: Option<String>,
+    /// The model id the response named, else the one requested.
     pub model: String,
+    /// When the request was sent, in milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
+    /// When the request was sent, on the monotonic clock.
     pub started: Instant,
+    /// Milliseconds from sending the request to the first streamed content; `None` when none
+    /// came.
     pub ttft_ms: Option<f64>,
+    /// Milliseconds from sending the request to the end of its response.
     pub total_ms: f64,
+    /// The token usage the server reported, as sent; `None` when it sent none.
     pub usage: Option<WireUsage>,
     /// What the server reported about serving it (worker, timing, cached tokens).
     pub serving: Option<Serving>,
@@ -52,7 +64,9 @@ pub struct Exchange {
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolEnding<'a> {
+    /// The result the model is given, secrets already redacted.
     pub result: &'a ToolResult,
+    /// Whether the result is an error (`isError: true`).
     pub is_error: bool,
     /// Stopped by an abort or the run's timeout.
     pub aborted: bool,
@@ -63,9 +77,13 @@ pub struct ToolEnding<'a> {
 /// What the run is about, once the model is known.
 #[derive(Clone, Copy)]
 pub struct RunInfo<'a> {
+    /// The run's session id.
     pub session_id: &'a str,
+    /// The provider part of `--model` (`dynamo`, `openai`, a `--providers` name).
     pub provider: &'a str,
+    /// The model id sent to the server.
     pub model: &'a str,
+    /// The user's prompt, as read from stdin or the command line.
     pub prompt: &'a str,
     /// The model server connection (for an extension's own request to it).
     pub transport: &'a Arc<dyn Transport>,
@@ -74,13 +92,19 @@ pub struct RunInfo<'a> {
 /// How the run ended.
 #[derive(Debug, Clone, Copy)]
 pub struct RunOutcome<'a> {
+    /// Why the run stopped.
     pub stop_reason: RunStopReason,
+    /// The fatal error that ended the run; `None` when it ended without one.
     pub fatal: Option<&'a FatalError>,
+    /// The run's totals, as `usage_snapshot.stats` reports them.
     pub stats: &'a UsageStats,
 }
 
+/// What [`Extension::finish`] returns: the future of the lines it prints at the end.
 pub type Finish<'a> = BoxFuture<'a, Vec<StatusLine>>;
 
+/// Something that rides along with a run: status lines, tools, request decoration, child
+/// environment, and hooks on the run's progress. Every method has a do-nothing default.
 pub trait Extension: Send + Sync {
     /// Lines printed right after the header.
     fn status(&self) -> Vec<StatusLine> {
@@ -97,6 +121,8 @@ pub trait Extension: Send + Sync {
         Vec::new()
     }
 
+    /// Adjusts each model request (body and headers) before it is sent; `None` leaves requests
+    /// as they are.
     fn decorator(&self) -> Option<Arc<dyn RequestDecorator>> {
         None
     }
@@ -118,6 +144,7 @@ pub trait Extension: Send + Sync {
     /// The model is known and the loop is about to begin.
     fn run_started(&self, _info: RunInfo<'_>) {}
 
+    /// A turn begins; `_turn` is its `turn_index`, from 0.
     fn turn_started(&self, _turn: u32) {}
 
     /// The turn's assistant message is complete (or failed); `requested_at` is when its first
@@ -130,16 +157,20 @@ pub trait Extension: Send + Sync {
     ) {
     }
 
+    /// A turn ended (`turn_end` was printed); `_turn` is its `turn_index`.
     fn turn_ended(&self, _turn: u32) {}
 
     /// The server accepted a model request of the conversation (a 2xx status); `request_id`
     /// is its `x-request-id`. Compaction summaries are not reported.
     fn request_accepted(&self, _request_id: &str) {}
 
+    /// A model request got a complete, successful response.
     fn exchange_finished(&self, _exchange: &Exchange) {}
 
+    /// A tool call is about to run (`tool_execution_start` was printed).
     fn tool_started(&self, _call: &ToolCall) {}
 
+    /// A tool call ended (`tool_execution_end` was printed).
     fn tool_ended(&self, _call: &ToolCall, _ending: ToolEnding<'_>) {}
 
     /// Counters for `usage_snapshot.stats`, read once at the end of the run.

@@ -15,12 +15,16 @@ use crate::tools::{MultiGrepTool, Tool};
 /// line reports: the tools are `grep`, `find` and `multi_grep` in every mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
+    /// The file-search tools under the names grep, find and multi_grep (the default).
     Override,
+    /// FFF's tools without its UI: the same tools here; only the status line differs.
     ToolsOnly,
+    /// FFF's tools and its UI: the same tools here, since worker has no UI.
     ToolsAndUi,
 }
 
 impl Mode {
+    /// The mode as typed on the command line and reported in the status line (`tools-only`).
     pub fn name(self) -> &'static str {
         match self {
             Mode::Override => "override",
@@ -30,6 +34,7 @@ impl Mode {
     }
 }
 
+/// The `file-search` extension: its status line and the `multi_grep` tool.
 pub struct FileSearch {
     status: ExtensionStatus,
     tools: Vec<Arc<dyn Tool>>,

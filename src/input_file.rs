@@ -89,15 +89,23 @@ pub fn human_bytes(bytes: u64) -> String {
 /// What a path is when it is not a regular file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Irregular {
+    /// A directory.
     Directory,
+    /// A FIFO (named pipe).
     Fifo,
+    /// A Unix socket.
     Socket,
+    /// A character device (`/dev/zero`, a terminal).
     CharDevice,
+    /// A block device.
     BlockDevice,
+    /// Any other kind of file that is not regular.
     Other,
 }
 
 impl Irregular {
+    /// The kind of file `meta` describes; meant for one that is not regular (a regular file
+    /// would be `Other`).
     pub fn of(meta: &Metadata) -> Irregular {
         let kind = meta.file_type();
         if kind.is_dir() {
@@ -157,20 +165,27 @@ pub fn open_regular(path: &Path) -> io::Result<Result<(File, Metadata), Irregula
 /// `--system-prompt @/tmp/f: a FIFO, not a regular file`.
 #[derive(Debug, thiserror::Error)]
 pub enum InputFileError {
+    /// The path does not exist.
     #[error("No such file or directory")]
     NotFound,
+    /// Reading the path is not allowed.
     #[error("Permission denied")]
     PermissionDenied,
+    /// Any other I/O error opening or reading the file.
     #[error("{0}")]
     Io(io::Error),
+    /// The path is not a regular file; says what it is.
     #[error("{}, not a regular file", .0.described())]
     NotRegular(Irregular),
+    /// The file holds more than its kind's cap allows.
     #[error("larger than the {} cap{}", human_bytes(*.cap), size_note(*.size))]
     TooLarge {
+        /// The cap in bytes ([`InputKind::max_bytes`]).
         cap: u64,
         /// The file's size, when it says.
         size: Option<u64>,
     },
+    /// The file is not UTF-8; carries the byte offset of the first invalid byte.
     #[error("not UTF-8 text (invalid byte at offset {0})")]
     NotText(usize),
 }

@@ -22,16 +22,20 @@ use serde_json::Value;
 
 use crate::sync::RwLockExt;
 
+/// What every secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 /// Shorter values are not secrets: redacting them would mangle ordinary text.
 pub const MIN_LEN: usize = 8;
 
+/// The run's secret values (each in every form it is redacted in), longest first. Clones share
+/// one set, so a token added later is redacted everywhere.
 #[derive(Debug, Clone, Default)]
 pub struct Secrets {
     values: Arc<RwLock<Vec<String>>>,
 }
 
 impl Secrets {
+    /// A set holding `values`, each added as by [`Secrets::add`].
     pub fn from_values(values: impl IntoIterator<Item = String>) -> Self {
         let secrets = Secrets::default();
         for value in values {
@@ -70,10 +74,12 @@ impl Secrets {
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
 
+    /// Whether the set holds no value (nothing to redact).
     pub fn is_empty(&self) -> bool {
         self.values.read_or_recover().is_empty()
     }
 
+    /// `text` with every secret replaced by [`REDACTED`]; borrowed when nothing was replaced.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let values = self.values.read_or_recover();
         let mut out = Cow::Borrowed(text);
@@ -188,6 +194,7 @@ impl StreamRedactor {
         shown
     }
 
+    /// [`flush`](Self::flush) for bytes that need not be UTF-8.
     pub fn flush_bytes(&mut self, secrets: &Secrets) -> Vec<u8> {
         let held = std::mem::take(&mut self.held);
         secrets.redact_bytes(&held).into_owned()

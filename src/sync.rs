@@ -6,7 +6,9 @@
 
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+/// Taking a `Mutex` whether or not a panic poisoned it.
 pub trait LockExt<T> {
+    /// The guard, poisoned or not.
     fn lock_or_recover(&self) -> MutexGuard<'_, T>;
     /// The value, poisoned or not.
     fn into_inner_or_recover(self) -> T;
@@ -23,8 +25,11 @@ impl<T> LockExt<T> for Mutex<T> {
     }
 }
 
+/// Taking an `RwLock` whether or not a panic poisoned it.
 pub trait RwLockExt<T> {
+    /// The read guard, poisoned or not.
     fn read_or_recover(&self) -> RwLockReadGuard<'_, T>;
+    /// The write guard, poisoned or not.
     fn write_or_recover(&self) -> RwLockWriteGuard<'_, T>;
 }
 

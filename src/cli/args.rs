@@ -11,6 +11,7 @@ use crate::config::{FlagDuration, ThinkingLevel, defaults};
 use crate::dynamo::protocol::TraceProtocol;
 use crate::exit::ExitStatus;
 
+/// The whole command line: `worker` and one subcommand.
 #[derive(Debug, Parser)]
 #[command(
     name = "worker",
@@ -19,10 +20,12 @@ use crate::exit::ExitStatus;
     after_help = ExitStatus::help_section()
 )]
 pub struct Cli {
+    /// The subcommand given.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// `worker`'s subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one task: read the prompt from stdin, print events as JSON lines.
@@ -45,6 +48,7 @@ pub enum Command {
     Man,
 }
 
+/// The subcommands of `worker trace`.
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
     /// Convert a trace (worker's --trace-file or Dynamo's JSONL sink) to Chrome Trace Event
@@ -58,6 +62,8 @@ pub enum TraceCommand {
     },
 }
 
+/// The flags of `worker run`, as clap parsed them (environment variables and defaults
+/// applied).
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Model as provider/id: dynamo/<id>, dynamo/default (first model the server lists),
@@ -128,9 +134,13 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_TIMEOUT", value_name = "DURATION")]
     pub timeout: Option<FlagDuration>,
 
+    /// `--max-retries`; `None` when not given (Pi's `settings.json` or the built-in default
+    /// applies).
     #[arg(long, env = "WORKER_MAX_RETRIES", value_name = "N", help = max_retries_help())]
     pub max_retries: Option<u32>,
 
+    /// `--retry-base-delay`; `None` when not given (Pi's `settings.json` or the built-in
+    /// default applies).
     #[arg(long, env = "WORKER_RETRY_BASE_DELAY", value_name = "DURATION", help = retry_base_delay_help())]
     pub retry_base_delay: Option<FlagDuration>,
 
@@ -146,6 +156,7 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_CONNECT_TIMEOUT", default_value_t = FlagDuration(defaults::CONNECT_TIMEOUT), value_name = "DURATION")]
     pub connect_timeout: FlagDuration,
 
+    /// `--bash-timeout`: the longest one bash call may run, whatever the model asks for.
     #[arg(
         long,
         env = "WORKER_BASH_TIMEOUT",

@@ -9,6 +9,7 @@ use super::Cli;
 
 /// Marks the generated table in README.md.
 pub const BEGIN: &str = "<!-- flags: generated from src/cli/mod.rs -->";
+/// Marks the end of the generated table in README.md.
 pub const END: &str = "<!-- /flags -->";
 
 /// The Markdown table of `worker run`'s flags.

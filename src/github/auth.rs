@@ -18,13 +18,19 @@ const APP_KEY_PATH: &str = "GITHUB_APP_PRIVATE_KEY_PATH";
 const APP_INSTALLATION: &str = "GITHUB_APP_INSTALLATION_ID";
 const TOKEN: &str = "GITHUB_TOKEN";
 
+/// The GitHub credentials a run found in its environment.
 #[derive(Clone)]
 pub enum Credentials {
+    /// A GitHub App installation: the client mints short-lived installation tokens with the key.
     App {
+        /// `GITHUB_APP_ID`.
         app_id: u64,
+        /// `GITHUB_APP_INSTALLATION_ID`.
         installation_id: u64,
+        /// The App's RSA private key, read from `GITHUB_APP_PRIVATE_KEY_PATH`.
         key: EncodingKey,
     },
+    /// A static `GITHUB_TOKEN`, trimmed.
     Token(String),
 }
 
@@ -58,7 +64,9 @@ impl Credentials {
 /// Why there are no usable credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Missing {
+    /// The status line's `reason`: `no-credentials`, `invalid-config` or `pem-unreadable`.
     pub reason: &'static str,
+    /// What is wrong, for the status line's `message` and the warning.
     pub message: String,
 }
 

@@ -31,12 +31,18 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 const MAX_RETRIES: u32 = 3;
 const JSON: &str = "application/vnd.github+json";
 
+/// The HTTP method of a REST call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
+    /// `GET`.
     Get,
+    /// `POST` (an absent body is sent as `{}`).
     Post,
+    /// `PATCH` (an absent body is sent as `{}`).
     Patch,
+    /// `PUT` (an absent body is sent as `{}`).
     Put,
+    /// `DELETE`.
     Delete,
 }
 
@@ -44,8 +50,14 @@ pub enum Method {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ApiError {
+    /// GitHub's `message` with the details of its `errors` list (else the start of the body),
+    /// or what failed before an answer came.
     pub message: String,
+    /// The HTTP status; `None` when no response came (a transport error) or the failure was
+    /// local.
     pub status: Option<u16>,
+    /// Whether the failure may pass (408, 429, 5xx, rate limit spent, transport error); such
+    /// calls were already retried.
     pub transient: bool,
     /// The `code` of each entry of GitHub's `errors` list (`already_exists`, `missing_field`).
     pub codes: Vec<String>,
@@ -66,6 +78,8 @@ impl ApiError {
         self.status == Some(422) && self.codes.iter().any(|code| code == "already_exists")
     }
 
+    /// The JSON the model reads: `{error, status, transient, hint}`, the hint saying what the
+    /// status usually means.
     pub fn payload(&self) -> Value {
         let hint = if self.transient {
             Some(
@@ -98,15 +112,22 @@ impl ApiError {
 /// A token and when it stops working (static tokens: never, as far as we know).
 #[derive(Clone)]
 pub struct Token {
+    /// The token itself.
     pub value: String,
+    /// When it expires (an installation token); `None` for a static token, or when GitHub
+    /// stated no expiry.
     pub expires_at: Option<SystemTime>,
 }
 
+/// A successful (2xx) answer to a REST call.
 pub struct Response {
+    /// The HTTP status.
     pub status: u16,
+    /// The body, secrets redacted.
     pub body: String,
 }
 
+/// A GitHub REST/GraphQL client: one set of credentials, its tokens, retries and redaction.
 pub struct GitHub {
     api_base: String,
     credentials: Credentials,
@@ -140,6 +161,7 @@ impl GitHub {
         }
     }
 
+    /// The API base without a trailing `/` (`https://api.github.com`).
     pub fn api_base(&self) -> &str {
         &self.api_base
     }

@@ -18,6 +18,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::config::Env;
 
+/// How long `git clone` may run before it is killed.
 pub const CLONE_TIMEOUT: Duration = Duration::from_secs(120);
 /// The web host git talks to, when it is not derived from the API base.
 pub const SERVER_URL_VAR: &str = "GITHUB_SERVER_URL";

@@ -31,8 +31,10 @@ use client::GitHub;
 use profiles::Profiles;
 use tools::{GitSettings, Shared, TOOL_NAMES};
 
+/// The API base when `GITHUB_API_URL` is unset.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
 
+/// The `github` extension: its status line and the tools of the chosen profile.
 pub struct GitHubExtension {
     status: ExtensionStatus,
     tools: Vec<Arc<dyn Tool>>,
@@ -44,6 +46,7 @@ pub struct GitHubExtension {
 pub struct Configured {
     /// Always there: without `--profile` (or credentials) it is a skipped status line.
     pub extension: GitHubExtension,
+    /// What stderr should warn about (credentials missing for `--profile`).
     pub warnings: Vec<String>,
 }
 

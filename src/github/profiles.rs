@@ -46,16 +46,37 @@ struct Profile {
     origin: String,
 }
 
+/// Why a profile could not be loaded or resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProfileError {
+    /// `--profile` names no known profile.
     #[error("unknown GitHub profile '{name}'. Expected one of: {available}")]
-    Unknown { name: String, available: String },
+    Unknown {
+        /// The name given.
+        name: String,
+        /// The known profile names, comma-separated.
+        available: String,
+    },
+    /// A profile file is broken (bad JSON, an unknown tool or parent, a cycle, a tool listed
+    /// twice).
     #[error("GitHub profile {origin}: {message}")]
-    Invalid { origin: String, message: String },
+    Invalid {
+        /// The profile's name with `(built in)`, or its file's path.
+        origin: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// `--profiles-dir` could not be listed, or a file in it could not be read.
     #[error("--profiles-dir {dir}: {message}")]
-    Dir { dir: String, message: String },
+    Dir {
+        /// The directory, as given.
+        dir: String,
+        /// What failed (the OS error, or which file could not be read).
+        message: String,
+    },
 }
 
+/// Every profile there is, shipped and from `--profiles-dir`, each checked.
 #[derive(Debug, Clone)]
 pub struct Profiles {
     profiles: BTreeMap<String, Profile>,
@@ -87,6 +108,7 @@ impl Profiles {
         Ok(loaded)
     }
 
+    /// The profile names, sorted.
     pub fn names(&self) -> Vec<&str> {
         self.profiles.keys().map(String::as_str).collect()
     }

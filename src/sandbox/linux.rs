@@ -43,6 +43,7 @@ pub const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "ht
 /// The most processes a command's tree may have at once, unless `WORKER_SANDBOX_MAX_PROCESSES`
 /// says otherwise.
 pub const MAX_PROCESSES: u64 = 512;
+/// The variable that overrides [`MAX_PROCESSES`].
 pub const MAX_PROCESSES_VAR: &str = "WORKER_SANDBOX_MAX_PROCESSES";
 /// The largest file a command may write.
 pub const MAX_FILE_BYTES: u64 = 4 << 30;
@@ -117,17 +118,22 @@ fn landlock_abi() -> i64 {
 
 /// Starts commands through the launcher.
 pub struct LinuxRunner {
+    /// worker's own binary: every command starts as `worker __sandbox`, the launcher.
     pub exe: PathBuf,
+    /// Paths commands cannot read (credentials).
     pub hidden: Vec<PathBuf>,
+    /// `--no-network`: commands get no network at all.
     pub no_network: bool,
     /// `--allow-host`: the hosts the egress proxy admits (commands get no other network).
     pub allow_hosts: Option<Arc<Allowlist>>,
     /// The proxy's socket, once started (on the first command).
     pub proxy: OnceLock<Option<PathBuf>>,
+    /// The most processes a command's tree may have at once.
     pub max_processes: u64,
 }
 
 impl LinuxRunner {
+    /// A runner with no proxy started yet and the default process cap ([`MAX_PROCESSES`]).
     pub fn new(
         exe: PathBuf,
         hidden: Vec<PathBuf>,

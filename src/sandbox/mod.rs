@@ -36,6 +36,7 @@ pub enum Backend {
 const FOREIGN: &[&str] = &["gondolin"];
 
 impl Backend {
+    /// The backends `--sandbox` accepts, for messages.
     pub const SUPPORTED: &'static str = "none, linux";
 
     /// Parses `--sandbox`; an unsupported backend is an error naming the supported ones.
@@ -54,6 +55,7 @@ impl Backend {
         }
     }
 
+    /// The backend as `--sandbox` spells it and `sandbox_status` reports it.
     pub fn name(self) -> &'static str {
         match self {
             Backend::None => "none",
@@ -89,13 +91,16 @@ pub fn parse_host(value: &str) -> Result<String, String> {
 /// The sandbox settings of a run.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
+    /// The backend `--sandbox` chose.
     pub backend: Backend,
+    /// `--sandbox-image`: accepted for agentic-pi's command lines, unused (a warning says so).
     pub image: Option<String>,
     /// Added to every command's environment.
     pub env: Vec<(String, String)>,
     /// Hosts commands may reach (`--allow-host`, as [`parse_host`] spells them); `None`: no
     /// restriction asked for.
     pub allow_hosts: Option<Vec<String>>,
+    /// `--no-network`: `linux` gives commands no network at all; `none` cannot enforce it.
     pub no_network: bool,
     /// `linux`: the most processes a command's tree may have (`WORKER_SANDBOX_MAX_PROCESSES`).
     pub max_processes: Option<u64>,
@@ -110,7 +115,10 @@ pub struct Settings {
 /// How the `linux` backend confines the tools of a run.
 #[derive(Debug, Clone)]
 pub struct Confinement {
+    /// Starts every command through the launcher (namespaces and Landlock).
     pub runner: Runner,
+    /// The same rules for the in-process file tools: the working directory writable, credentials
+    /// hidden.
     pub policy: Arc<PathPolicy>,
     /// Preflight and setup, in milliseconds.
     pub create_ms: f64,

@@ -28,11 +28,17 @@ mod frontmatter;
 /// A skills directory is searched this deep for `SKILL.md` files.
 const MAX_DEPTH: usize = 4;
 
+/// One skill found and offered (or listed only, when the model may not invoke it).
 #[derive(Debug, Clone)]
 pub struct Skill {
+    /// The frontmatter's `name`, else the skill's directory name.
     pub name: String,
+    /// The frontmatter's `description`, trimmed: what the model reads to decide.
     pub description: String,
+    /// The `SKILL.md` file, which the model reads when it uses the skill.
     pub file: PathBuf,
+    /// False when the frontmatter says `disable-model-invocation: true`: then it is left out of
+    /// the system prompt.
     pub model_invocable: bool,
 }
 
@@ -55,6 +61,8 @@ pub struct Skills {
 }
 
 impl Skills {
+    /// Loads the `--skill` paths, then (unless `--no-skills`) the project's and the home
+    /// directory's skills, relative paths under `cwd`; the first skill found wins a name.
     pub fn discover(settings: &Settings, cwd: &Path) -> Skills {
         let mut found = Found::default();
         let mut mapped = Vec::new();
@@ -108,6 +116,7 @@ impl Skills {
         }
     }
 
+    /// The skills found, in the order found.
     pub fn skills(&self) -> &[Skill] {
         &self.skills
     }

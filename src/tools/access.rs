@@ -13,12 +13,17 @@ use std::path::{Component, Path, PathBuf};
 
 use super::ToolError;
 
+/// What a file tool wants to do with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// Read or list it: refused under a hidden path.
     Read,
+    /// Create or change it: refused outside the writable roots, and under a hidden path.
     Write,
 }
 
+/// The sandbox's path rules for the in-process file tools: the writable roots and the hidden
+/// paths, both resolved.
 #[derive(Debug, Clone, Default)]
 pub struct PathPolicy {
     writable: Vec<PathBuf>,
@@ -26,6 +31,7 @@ pub struct PathPolicy {
 }
 
 impl PathPolicy {
+    /// Rules from the sandbox's writable roots and hidden paths, each resolved through symlinks.
     pub fn new(writable: &[PathBuf], hidden: &[PathBuf]) -> Self {
         PathPolicy {
             writable: writable.iter().map(|p| real_path(p)).collect(),
@@ -58,6 +64,7 @@ impl PathPolicy {
             .map(PathBuf::as_path)
     }
 
+    /// The refusal for a path under a hidden one.
     pub fn hidden_error(&self, path: &Path) -> ToolError {
         ToolError::new(format!(
             "Access denied: {} is hidden by the sandbox (credentials are not readable)",
@@ -65,6 +72,7 @@ impl PathPolicy {
         ))
     }
 
+    /// The refusal for a write outside every writable root.
     pub fn outside_error(&self, path: &Path) -> ToolError {
         ToolError::new(format!(
             "Access denied: {} is outside the sandbox's writable area (the working directory and its private temp directory); everything else is read-only",

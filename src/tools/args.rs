@@ -121,6 +121,7 @@ impl<'de> Deserialize<'de> for OptText {
 }
 
 impl OptText {
+    /// The string, `None` when it was not given.
     pub fn as_deref(&self) -> Option<&str> {
         self.0.as_deref()
     }

@@ -23,6 +23,7 @@ use crate::events::ToolResult;
 /// What the model is told about a tool besides its parameters.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolSpec {
+    /// The name the model calls the tool by (`read`, `github_get_issue`).
     pub name: &'static str,
     /// What the model reads to decide when and how to call the tool.
     pub description: &'static str,
@@ -33,6 +34,8 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    /// The system prompt's line for the tool: `snippet`, else the description up to its first
+    /// `. `.
     pub fn snippet(&self) -> &'static str {
         self.snippet.unwrap_or_else(|| {
             self.description
@@ -44,10 +47,14 @@ impl ToolSpec {
 
 /// A tool with typed arguments. Implement this; the registry sees it as a [`Tool`].
 pub trait TypedTool: Send + Sync + 'static {
+    /// The arguments the model sends: parsed with serde, and their JSON Schema is the tool's
+    /// `parameters`.
     type Args: DeserializeOwned + JsonSchema + Send;
 
+    /// The tool's name, description, prompt line and read-only flag.
     fn spec(&self) -> &ToolSpec;
 
+    /// Runs one call with its parsed arguments; an `Err` becomes an `isError: true` result.
     fn run(
         &self,
         args: Self::Args,

@@ -51,11 +51,13 @@ pub const DEFAULT_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "
 /// Tools that exist but are only active when `--tools` names them.
 pub const OPT_IN_TOOLS: [&str; 1] = ["hashline_edit"];
 
+/// The future a tool call returns: its result, or the failure the model is shown.
 pub type ToolFuture<'a> = BoxFuture<'a, Result<ToolResult, ToolError>>;
 
 /// A tool as the registry and the loop see it. Implemented for every [`TypedTool`]; define
 /// tools that way rather than implementing this directly.
 pub trait Tool: Send + Sync {
+    /// The name the model calls the tool by.
     fn name(&self) -> &str;
     /// What the model reads to decide when and how to call the tool.
     fn description(&self) -> &str;
@@ -69,20 +71,27 @@ pub trait Tool: Send + Sync {
     /// [`ToolContext::cancel`] fires); zero for a tool that has nothing to wind down, whose
     /// call is simply dropped.
     fn stop_grace(&self) -> Duration;
+    /// Parses `args` and runs the call; an `Err` becomes an `isError: true` result.
     fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a>;
 }
 
 /// Called with partial output while a tool runs (throttled by the tool).
 pub type Progress = Arc<dyn Fn(ToolResult) + Send + Sync>;
 
+/// What a tool call works with, besides its arguments.
 #[derive(Clone)]
 pub struct ToolContext {
+    /// The run's working directory: relative paths are resolved against it (`--cwd`).
     pub cwd: Arc<PathBuf>,
+    /// Cancelled when the run is stopped (a signal, `--timeout`, a closed stdout).
     pub cancel: CancellationToken,
+    /// Reports partial output while the call runs (printed as `tool_execution_update`).
     pub progress: Progress,
+    /// The per-file locks that keep concurrent calls from writing one file at once.
     pub files: FileLocks,
     /// Process groups and spill files of `bash`, cleaned up when the run ends.
     pub leftovers: Leftovers,
+    /// How `bash` runs commands: timeouts, environment, sandbox runner.
     pub bash: BashSettings,
     /// Set when a sandbox confines commands: the file tools keep to the same rules.
     pub policy: Option<Arc<access::PathPolicy>>,
@@ -113,8 +122,11 @@ pub trait CommandRunner: Send + Sync {
 
 /// A command a tool wants run: `shell -c command` in `cwd`.
 pub struct CommandLine<'a> {
+    /// The shell that runs the command: `/bin/bash`, else `sh`.
     pub shell: &'a str,
+    /// The command line, as the model wrote it.
     pub command: &'a str,
+    /// The directory the command starts in.
     pub cwd: &'a Path,
     /// Changes applied on top of the environment the runner chooses (`None` removes).
     pub env: &'a [(String, Option<String>)],
@@ -132,6 +144,7 @@ impl std::fmt::Debug for Runner {
     }
 }
 
+/// How `bash` runs commands: timeouts, environment, and what starts the shell.
 #[derive(Debug, Clone)]
 pub struct BashSettings {
     /// Used when the model gives no `timeout`.
@@ -177,11 +190,14 @@ impl Default for BashSettings {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
+    /// What the model reads: the result's text.
     pub message: String,
+    /// The result's `details`; `None` when the failure carries none.
     pub details: Option<Value>,
 }
 
 impl ToolError {
+    /// A failure the model reads as `message`, with no details.
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
@@ -189,11 +205,13 @@ impl ToolError {
         }
     }
 
+    /// The failure with `details` added to its result.
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
     }
 
+    /// The `isError: true` result the model is given.
     pub fn into_result(self) -> ToolResult {
         ToolResult {
             content: vec![TextContent::text(self.message)],
@@ -202,6 +220,7 @@ impl ToolError {
     }
 }
 
+/// A successful result: one text block, and `details` when given.
 pub fn text_result(text: impl Into<String>, details: Option<Value>) -> ToolResult {
     ToolResult {
         content: vec![TextContent::text(text)],
@@ -269,18 +288,22 @@ impl ToolSet {
         Ok(ToolSet { tools })
     }
 
+    /// The active tool named `name`; `None` when the run does not offer it.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|tool| tool.name() == name)
     }
 
+    /// The active tools, in the order the model sees them.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
         self.tools.iter()
     }
 
+    /// The names of the active tools, in order.
     pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|tool| tool.name()).collect()
     }
 
+    /// Whether the run offers no tool.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

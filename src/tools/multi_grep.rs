@@ -21,6 +21,7 @@ const DEFAULT_LIMIT: usize = 20;
 const MAX_CONTEXT: usize = 20;
 const MAX_PATTERNS: usize = 100;
 
+/// The `multi_grep` tool: one search for any of several literal patterns.
 pub struct MultiGrepTool;
 
 #[derive(Deserialize, JsonSchema)]

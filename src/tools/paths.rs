@@ -9,6 +9,8 @@ use std::path::{Component, Path, PathBuf};
 
 use super::ToolError;
 
+/// The path on disk for a path the model wrote: `@` dropped, Unicode spaces made plain, `~`
+/// expanded, relative paths joined to `cwd`. An empty path or one with a NUL byte is refused.
 pub fn resolve(cwd: &Path, raw: &str) -> Result<PathBuf, ToolError> {
     if raw.contains('\0') {
         return Err(ToolError::new(format!(

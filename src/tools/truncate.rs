@@ -12,28 +12,45 @@ use serde_json::{Map, Value, json};
 
 use crate::events::{TextContent, ToolResult};
 
+/// The most lines of tool output the model is shown.
 pub const MAX_LINES: usize = 2000;
+/// The most bytes of tool output the model is shown (50 KiB).
 pub const MAX_BYTES: usize = 50 * 1024;
 
+/// Which budget cut the output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TruncatedBy {
+    /// The line budget ran out first.
     Lines,
+    /// The byte budget ran out first.
     Bytes,
 }
 
+/// What was cut from a tool's output, as `details.truncation` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Truncation {
+    /// Whether anything was cut.
     pub truncated: bool,
+    /// Which budget cut it; `None` when nothing was cut.
     pub truncated_by: Option<TruncatedBy>,
+    /// Lines in the whole output.
     pub total_lines: usize,
+    /// Bytes in the whole output.
     pub total_bytes: usize,
+    /// Lines shown.
     pub output_lines: usize,
+    /// Bytes shown.
     pub output_bytes: usize,
+    /// The one line kept (the last) was cut inside because it alone exceeds the byte budget (tail
+    /// only).
     pub last_line_partial: bool,
+    /// The first line alone exceeds the byte budget, so nothing is shown (head only).
     pub first_line_exceeds_limit: bool,
+    /// The line budget applied.
     pub max_lines: usize,
+    /// The byte budget applied.
     pub max_bytes: usize,
 }
 
@@ -186,6 +203,8 @@ impl Listing {
         self.details.insert(key.into(), value);
     }
 
+    /// The listing's text followed by its notices (`[a. b]`), with the details (`None` when
+    /// there are none).
     pub fn finish(mut self) -> ToolResult {
         if !self.notices.is_empty() {
             self.text

@@ -34,7 +34,9 @@ use selection::Selection;
 
 /// The tools' names.
 pub const SEARCH_TOOL: &str = "web_search";
+/// The `web_fetch` tool's name.
 pub const FETCH_TOOL: &str = "web_fetch";
+/// Both web tools' names.
 pub const TOOL_NAMES: [&str; 2] = [SEARCH_TOOL, FETCH_TOOL];
 
 /// The default cap on web_search + web_fetch calls in one run.
@@ -45,8 +47,11 @@ pub const RESOLVE_VAR: &str = "WORKER_WEB_RESOLVE";
 /// A web search API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
+    /// Tavily: search and page extraction.
     Tavily,
+    /// Exa: search and page contents.
     Exa,
+    /// Brave Search: search only; pages are fetched locally.
     Brave,
 }
 
@@ -56,6 +61,7 @@ impl Provider {
     /// In the order error messages list them (agentic-pi's).
     pub const NAMED: [Provider; 3] = [Provider::Tavily, Provider::Brave, Provider::Exa];
 
+    /// The name as `--web-search-provider` and the status line spell it.
     pub fn name(self) -> &'static str {
         match self {
             Provider::Tavily => "tavily",
@@ -90,6 +96,7 @@ pub enum FetchFormat {
 }
 
 impl FetchFormat {
+    /// The format as the flag and a call's `format` argument spell it.
     pub fn name(self) -> &'static str {
         match self {
             FetchFormat::Markdown => "markdown",
@@ -107,15 +114,20 @@ impl FetchFormat {
 /// The web tools' settings, from the command line.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// Offer the web tools at all (`--no-web-search` clears it).
     pub enabled: bool,
     /// `--web-search-provider`, as given on the command line (`None` leaves the choice to
     /// `WEB_SEARCH_PROVIDER`, then to the keys set).
     pub provider: Option<String>,
+    /// The most `web_search` + `web_fetch` calls in one run (`--web-search-max-calls`).
     pub max_calls: u32,
     /// `--web-fetch-format`: what web_fetch returns unless the call asks otherwise.
     pub fetch_format: FetchFormat,
+    /// `--web-allow-host`: hosts `web_fetch` may reach although they are private or local.
     pub allow_hosts: Vec<String>,
+    /// `--web-allow-private`: no SSRF guard at all.
     pub allow_private: bool,
+    /// Retries of the search provider's transient failures (search and extract calls).
     pub retry: RetryPolicy,
 }
 

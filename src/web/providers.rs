@@ -25,12 +25,17 @@ pub(super) const MAX_RESULTS: usize = 10;
 /// Where a provider's API is, and its key.
 #[derive(Debug, Clone)]
 pub struct Account {
+    /// The search API.
     pub provider: Provider,
+    /// Where its API is: the provider's base-URL variable (`TAVILY_BASE_URL`), else its
+    /// public API.
     pub base_url: String,
+    /// The API key.
     pub key: String,
 }
 
 impl Provider {
+    /// The provider's public API base.
     pub fn default_base_url(self) -> &'static str {
         match self {
             Provider::Tavily => "https://api.tavily.com",

@@ -66,12 +66,17 @@ pub const TOOL_NAMES: [&str; 33] = [
     "github_enable_auto_merge",
 ];
 
+/// What a GitHub tool handler returns on success.
 pub enum Output {
+    /// GitHub's JSON: trimmed of noise and pretty-printed for the model.
     Json(Value),
+    /// Text shown as it is (a pull request's diff).
     Text(String),
 }
 
+/// Why a GitHub tool call failed.
 pub enum Failure {
+    /// The API call failed: the model reads `{error, status, transient, hint}`.
     Api(ApiError),
     /// Bad arguments, with the message the model should read.
     Invalid(String),
@@ -88,22 +93,34 @@ impl From<ApiError> for Failure {
 /// What the git tools need besides the API.
 #[derive(Debug, Clone)]
 pub struct GitSettings {
+    /// The web URL git clones from (`https://github.com`, `GITHUB_SERVER_URL`).
     pub server_url: String,
+    /// The git credential-store file the token is written to.
     pub credentials: PathBuf,
 }
 
+/// What a handler gets for one call.
 pub struct Call<'a, A> {
+    /// The API client.
     pub gh: &'a GitHub,
+    /// Where git clones from and keeps its credentials.
     pub git: &'a GitSettings,
+    /// The call's arguments, parsed.
     pub args: A,
+    /// The call's context: working directory, cancellation, progress, file locks.
     pub ctx: &'a ToolContext,
 }
 
+/// The future a handler returns.
 pub type Handled<'a> = BoxFuture<'a, Result<Output, Failure>>;
+/// A GitHub tool's handler: its arguments in, an output or a failure out.
 pub type Handler<A> = for<'a> fn(Call<'a, A>) -> Handled<'a>;
 
+/// What every GitHub tool shares: one client and the git settings.
 pub struct Shared {
+    /// The API client.
     pub gh: GitHub,
+    /// Where git clones from and keeps its credentials.
     pub git: GitSettings,
 }
 

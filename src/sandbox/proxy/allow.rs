@@ -143,6 +143,7 @@ pub struct Allowlist {
 }
 
 impl Allowlist {
+    /// Parses each `--allow-host` value; the first invalid one is the error.
     pub fn parse<S: AsRef<str>>(values: &[S]) -> Result<Allowlist, String> {
         let entries = values
             .iter()

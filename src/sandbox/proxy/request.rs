@@ -31,7 +31,9 @@ const HOP_BY_HOP: &[&str] = &[
 /// Where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// The host, in WHATWG form (`[v6]` for IPv6).
     pub host: Host<String>,
+    /// The port: as written, else 80 for an `http://` URL (a CONNECT always names one).
     pub port: u16,
 }
 
@@ -45,13 +47,22 @@ impl std::fmt::Display for Target {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Request {
     /// `CONNECT host:port`: an opaque tunnel; `early` is what the client sent past the head.
-    Connect { target: Target, early: Vec<u8> },
+    Connect {
+        /// Where to open the tunnel.
+        target: Target,
+        /// Bytes the client sent after the head, passed on once the tunnel is open.
+        early: Vec<u8>,
+    },
     /// A plain-HTTP request: its head as the origin server gets it, the length of its body,
     /// and the part of the body already read (never more than the body).
     Http {
+        /// Where to forward it.
         target: Target,
+        /// The head to send: origin form, `Connection: close`, no hop-by-hop headers.
         head: Vec<u8>,
+        /// The body's length in bytes (`Content-Length`, 0 without one).
         body_length: u64,
+        /// The body bytes read with the head.
         early: Vec<u8>,
     },
 }
