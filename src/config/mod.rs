@@ -310,11 +310,17 @@ pub fn normalize_base_url(raw: &str) -> String {
 /// thinking budget to Anthropic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ThinkingLevel {
+    /// Send no reasoning effort; the server's default applies (Anthropic: no thinking).
     Off,
+    /// The least reasoning (Anthropic: a budget of 1024 thinking tokens).
     Minimal,
+    /// Little reasoning (Anthropic: a budget of 2048 thinking tokens).
     Low,
+    /// Moderate reasoning (Anthropic: a budget of 8192 thinking tokens).
     Medium,
+    /// Much reasoning (Anthropic: a budget of 16384 thinking tokens).
     High,
+    /// The most reasoning (Anthropic: a budget of 32000 thinking tokens).
     Xhigh,
 }
 
