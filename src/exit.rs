@@ -5,6 +5,7 @@
 
 use std::process::ExitCode;
 
+/// How the process ends; each status is one exit code ([`ExitStatus::code`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
     /// The model finished (`stop`).
@@ -42,6 +43,8 @@ impl ExitStatus {
         ExitStatus::Terminated,
     ];
 
+    /// The process exit code: 0 to 4, or 128 plus the signal's number (130 SIGINT,
+    /// 141 SIGPIPE, 143 SIGTERM).
     pub fn code(self) -> u8 {
         match self {
             ExitStatus::Ok => 0,

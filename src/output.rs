@@ -44,6 +44,7 @@ impl OutputSchema {
         })
     }
 
+    /// The JSON Schema as the caller gave it.
     pub fn schema(&self) -> &Value {
         &self.schema
     }

@@ -56,16 +56,23 @@ use turn::{RequestIds, TurnContext, TurnEnd, TurnOutcome, request_assistant};
 pub struct RunResult {
     /// How the process should exit; [`ExitStatus::Ok`] when the model finished.
     pub exit: ExitStatus,
+    /// The run's id: the header's `id` and every line's `sessionId`.
     pub session_id: String,
+    /// Why the run ended (`agent_end.stopReason`).
     pub stop_reason: RunStopReason,
     /// The text of the last assistant message that had any.
     pub final_text: Option<String>,
+    /// The run's totals, as the closing `usage_snapshot` reports them.
     pub stats: UsageStats,
+    /// The conversation as `agent_end` reports it: a resumed session's history, the prompt and
+    /// every message since (after a compaction, its summary stands for the earlier ones).
     pub messages: Vec<Message>,
     /// Every emitted line as JSON (when `retain_records` is set).
     pub records: Vec<Value>,
     /// Problems worth a line on stderr (redacted).
     pub warnings: Vec<String>,
+    /// What ended the run in failure, as its `fatal_error` line reports it; `None` when the run did
+    /// not fail.
     pub fatal_error: Option<FatalError>,
     /// Why the run did not succeed, as one line for stderr (redacted); `None` on success.
     pub failure: Option<String>,

@@ -31,6 +31,8 @@ impl fmt::Display for FlagDuration {
 /// of the clock that a deadline computed from it never overflows.
 pub(super) const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
+/// Parses a duration flag: seconds as a bare number (`90`, `1.5`) or with units (`90s`, `1500ms`,
+/// `5m`, `1h30m`). Zero and anything longer than 100 years are errors; the message says why.
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     let text = raw.trim();
     if text.is_empty() {

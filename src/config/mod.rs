@@ -21,6 +21,7 @@ pub use http_url::{http_url, url_with_scheme};
 
 /// Reads the environment; blank values count as unset.
 pub trait Env {
+    /// The value of variable `name`; `None` when it is unset or blank.
     fn get(&self, name: &str) -> Option<String>;
 }
 
@@ -38,6 +39,7 @@ impl Env for ProcessEnv {
 pub struct MapEnv(pub std::collections::HashMap<String, String>);
 
 impl MapEnv {
+    /// An environment holding exactly these `(name, value)` pairs.
     pub fn from_pairs(pairs: &[(&str, &str)]) -> Self {
         MapEnv(
             pairs
@@ -62,29 +64,44 @@ pub mod defaults {
     /// wait alone outlasts a provider's per-minute rate-limit window, so a fleet that hits
     /// one rides it out instead of failing.
     pub const MAX_RETRIES: u32 = 5;
+    /// The wait before the first model request retry; each later wait doubles it.
     pub const RETRY_BASE_DELAY: Duration = Duration::from_secs(4);
     /// A tool's own HTTP retries (web search, GitHub) keep a short schedule: the model is
     /// waiting on the call, and a failed call is an answer it can work with.
     pub const TOOL_MAX_RETRIES: u32 = 3;
+    /// The wait before a tool's first HTTP retry; each later wait doubles it.
     pub const TOOL_RETRY_BASE_DELAY: Duration = Duration::from_secs(1);
+    /// TCP and TLS connect timeout for the model server (`--connect-timeout`).
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// How long the model server may send nothing before the request fails (`--idle-timeout`).
     pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+    /// The longest a bash call may run unless `--bash-timeout` says otherwise (the bash tool's
+    /// own ceiling).
     pub const BASH_TIMEOUT_MAX: Duration = crate::tools::BashSettings::MAX_TIMEOUT;
+    /// How long one `GET <base>/models` may take, to discover the model or its context window.
     pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
 }
 
+/// Everything one run needs, resolved and validated: built by the command line from flags and the
+/// environment, or by an in-process caller from [`RunConfig::new`].
 pub struct RunConfig {
     /// The run's id (UUID v7): the header's `id` and every line's `sessionId`.
     pub session_id: String,
     /// Working directory for tools and context files; must exist.
     pub cwd: PathBuf,
+    /// Where model answers come from: a server over HTTP, or a replayed fixture.
     pub model: ModelSource,
+    /// The reasoning effort (`--thinking`); `None`: no `reasoning_effort` is sent, as with `off`.
     pub thinking: Option<ThinkingLevel>,
+    /// Which tools the model is offered.
     pub tools: ToolSelection,
+    /// Budgets, retries and timeouts.
     pub limits: Limits,
+    /// How the system prompt is built.
     pub prompt: PromptConfig,
     /// Write every model exchange to this fixture file.
     pub record: Option<PathBuf>,
+    /// Stops the run from outside (signals, `--timeout`, a closed stdout); a clone shares it.
     pub control: RunControl,
     /// Keep every emitted record in [`crate::RunResult::records`].
     pub retain_records: bool,
@@ -100,6 +117,8 @@ pub struct RunConfig {
     /// List prices (looked up once the model is known) and the caller's own price, which
     /// wins.
     pub prices: crate::llm::pricing::PriceTable,
+    /// The caller's own price (`--price`), which wins over `prices`; `None`: the table's price for
+    /// the model, if it has one.
     pub price: Option<crate::llm::pricing::Price>,
     /// Where the conversation is persisted, and what it continues.
     pub session: Option<SessionSetup>,
@@ -114,6 +133,7 @@ pub struct RunConfig {
 pub struct SessionSetup {
     /// `None` with `--no-session`: a resumed conversation is read, nothing written.
     pub writer: Option<crate::session::SessionWriter>,
+    /// The conversation so far, as read from the resumed session; empty for a new one.
     pub history: Vec<crate::events::Message>,
     /// Set when the run continues an earlier session.
     pub resumed: Option<crate::events::ResumedFrom>,
@@ -152,15 +172,20 @@ impl RunConfig {
 
 /// Where model answers come from.
 pub enum ModelSource {
+    /// A model server over HTTP.
     Http {
-        /// Its row of the provider table.
+        /// Its row of the provider table: the wire format, and the fields requests carry.
         provider: &'static crate::llm::Provider,
+        /// Where the server is, and the key it takes.
         endpoint: Endpoint,
         /// `None`: take the first model `GET <base>/models` lists.
         model: Option<String>,
     },
+    /// Answers replayed from a fixture recorded with `--record` (`--model replay/<file>`).
     Replay {
+        /// The fixture file, as `--model` named it.
         path: PathBuf,
+        /// The fixture, read and checked before the run.
         fixture: Fixture,
     },
 }
@@ -195,6 +220,8 @@ impl ModelSource {
 pub struct Endpoint {
     /// Ends in the API root (`.../v1`), no trailing slash.
     pub base_url: String,
+    /// The key sent with every request (`Authorization: Bearer`, or Anthropic's `x-api-key`);
+    /// `None`: no key is sent.
     pub api_key: Option<String>,
     /// The variable the key comes from when this endpoint cannot work without one; the run
     /// fails before its first request when there is no key. `None`: a key is optional.
@@ -224,13 +251,21 @@ pub fn normalize_base_url(raw: &str) -> String {
     }
 }
 
+/// How much the model reasons (`--thinking`): sent as `reasoning_effort` in chat completions, as a
+/// thinking budget to Anthropic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ThinkingLevel {
+    /// Send no reasoning effort; the server's default applies (Anthropic: no thinking).
     Off,
+    /// The least reasoning (Anthropic: a budget of 1024 thinking tokens).
     Minimal,
+    /// Little reasoning (Anthropic: a budget of 2048 thinking tokens).
     Low,
+    /// Moderate reasoning (Anthropic: a budget of 8192 thinking tokens).
     Medium,
+    /// Much reasoning (Anthropic: a budget of 16384 thinking tokens).
     High,
+    /// The most reasoning (Anthropic: a budget of 32000 thinking tokens).
     Xhigh,
 }
 
@@ -248,6 +283,8 @@ impl ThinkingLevel {
     }
 }
 
+/// Which tools the model is offered: the built-in ones and those of the extensions, or only the
+/// named ones.
 #[derive(Debug, Clone)]
 pub struct ToolSelection {
     /// Include the built-in tools (`--no-builtin-tools` clears it).
@@ -265,15 +302,23 @@ impl Default for ToolSelection {
     }
 }
 
+/// What a run may spend (turns, time, tool calls, tokens, dollars) and how its model requests are
+/// retried and timed out. A limit that is `None` is not enforced.
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Model requests per run.
     pub max_turns: Option<u32>,
     /// Wall-clock budget for the whole run.
     pub timeout: Option<Duration>,
+    /// Retries of a failed model request or model discovery (transport errors, 408, 429, 5xx, cut
+    /// streams); 0: none.
     pub max_retries: u32,
+    /// The wait before the first retry of a model request; it doubles with each further retry.
     pub retry_base_delay: Duration,
+    /// Output-token limit per model request (`max_tokens` or `max_completion_tokens`); `None`: none
+    /// is sent, except to Anthropic, which requires one and gets a default.
     pub max_tokens: Option<u32>,
+    /// TCP and TLS connect timeout for the model server.
     pub connect_timeout: Duration,
     /// No bytes from the model server for this long is an error.
     pub idle_timeout: Duration,
@@ -308,6 +353,8 @@ impl Default for Limits {
     }
 }
 
+/// How the system prompt is built: the built-in one or the caller's, what is appended, and the
+/// context files.
 #[derive(Debug, Clone)]
 pub struct PromptConfig {
     /// Replaces the built-in preamble, tool list and guidelines.

@@ -7,10 +7,15 @@
 
 use std::time::Duration;
 
+/// When to try a failed HTTP request again and how long to wait first: an exponential schedule with
+/// jitter, or the server's `Retry-After` up to a ceiling.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
+    /// Retries after the first try; 0 never retries.
     pub max_retries: u32,
+    /// The wait before the first retry; each later one doubles it.
     pub base_delay: Duration,
+    /// The cap on a scheduled wait, before up to 25% jitter is added.
     pub max_delay: Duration,
     /// The longest `Retry-After` that is honoured as given.
     pub max_server_delay: Duration,
@@ -23,6 +28,8 @@ impl RetryPolicy {
     /// The longest `Retry-After` honoured as given.
     pub const MAX_SERVER_DELAY: Duration = Duration::from_secs(120);
 
+    /// A policy of `max_retries` retries starting at `base_delay`, with the default ceilings
+    /// ([`RetryPolicy::MAX_DELAY`], [`RetryPolicy::MAX_SERVER_DELAY`]).
     pub fn new(max_retries: u32, base_delay: Duration) -> Self {
         RetryPolicy {
             max_retries,

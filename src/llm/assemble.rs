@@ -24,6 +24,8 @@ enum Block {
     },
 }
 
+/// Builds one assistant message from a response's chunks, emitting each block's start, delta and
+/// end events as the pieces arrive.
 #[derive(Default)]
 pub struct Assembler {
     blocks: Vec<Block>,
@@ -42,19 +44,30 @@ pub struct Assembler {
 
 /// A finished (or stopped) assistant message, minus the fields the caller adds.
 pub struct Assembled {
+    /// The blocks (text, thinking, tool calls) in the order they started; tool-call arguments
+    /// parsed as JSON.
     pub content: Vec<AssistantContent>,
+    /// Why the message ended: from the server's `finish_reason` (tool calls make it `toolUse`),
+    /// unless the caller stopped it (an abort, an error).
     pub stop_reason: StopReason,
+    /// What went wrong when the message ended in an error (a content filter, a `finish_reason`
+    /// of `error`, the caller's reason); `None` otherwise.
     pub error_message: Option<String>,
+    /// Tokens by kind (cached prompt tokens as cache reads, not input); zero when the server sent
+    /// no usage. The cost is left at zero for the caller to price.
     pub usage: Usage,
     /// Prompt and completion tokens as the server counted them (for traces).
     pub raw_usage: Option<WireUsage>,
+    /// The response's `id`, from the first chunk that had one; `None` when none did.
     pub response_id: Option<String>,
+    /// The model as the server named it in its chunks; `None` when it named none.
     pub model: Option<String>,
     /// What the server said about serving the request.
     pub report: ServerReport,
 }
 
 impl Assembler {
+    /// An assembler that has received nothing yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -65,10 +78,14 @@ impl Assembler {
         !self.blocks.is_empty() || self.finish_reason.is_some()
     }
 
+    /// True once a chunk carried a `finish_reason`: a stream that then ends without `[DONE]` is
+    /// still complete.
     pub fn saw_finish(&self) -> bool {
         self.finish_reason.is_some()
     }
 
+    /// Takes one chunk: extends or starts blocks (only choice 0 counts), emitting their events
+    /// through `emit`, and keeps the chunk's id, model, usage and serving report.
     pub fn push(&mut self, chunk: ChatChunk, emit: Emit<'_>) {
         if self.response_id.is_none() {
             self.response_id = chunk.id.filter(|id| !id.is_empty());

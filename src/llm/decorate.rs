@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+/// Shapes model requests on their way out (body fields, headers) and hears how the server took
+/// them.
 pub trait RequestDecorator: Send + Sync {
     /// Adjusts one request's body and headers just before it is sent.
     fn decorate(&self, body: &mut Value, headers: &mut Vec<(String, String)>);

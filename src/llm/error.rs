@@ -5,26 +5,47 @@ use std::time::Duration;
 use super::transport::TransportError;
 use crate::events::FatalErrorKind;
 
+/// Why a model request failed; [`LlmError::is_retryable`] says whether another try may help.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LlmError {
+    /// No response: the request could not be sent or got no answer, or the replay fixture has none
+    /// left.
     #[error("{0}")]
     Transport(#[from] TransportError),
+    /// The server answered with an error status, or Anthropic's stream reported an overload (529)
+    /// or an API error (500).
     #[error("HTTP {status}{}: {message}", reason(*.status))]
     Status {
+        /// The HTTP status code.
         status: u16,
+        /// The server's own message from a JSON error body, else an excerpt of the body.
         message: String,
+        /// The server's `Retry-After`, if it sent one; it replaces the scheduled wait before a
+        /// retry (up to a ceiling).
         retry_after: Option<Duration>,
     },
+    /// The model server sent nothing for this long (the idle timeout), before answering or
+    /// mid-stream.
     #[error("no data from the model server for {} s", .0.as_secs_f64())]
     Idle(Duration),
+    /// The stream ended without `[DONE]` or a finish reason.
     #[error("the response stream ended before the response was complete")]
     Truncated,
     /// The connection failed while the body was streaming: a stream failure like
     /// [`LlmError::Truncated`], whatever the transport said.
     #[error("the response stream was cut: {0}")]
     Cut(TransportError),
+    /// An event that could not be read: data that is not a valid chunk, an event over the size
+    /// limit, or broken SSE framing.
     #[error("malformed stream chunk ({error}): {excerpt}")]
-    Malformed { error: String, excerpt: String },
+    Malformed {
+        /// What the parser said.
+        error: String,
+        /// The start of the event's data (up to 200 bytes); empty when the framing itself failed.
+        excerpt: String,
+    },
+    /// The server reported an error inside the stream (an `error` event, or a chunk's `error`
+    /// field); the text is its message.
     #[error("the model server reported an error in the stream: {0}")]
     InStream(String),
     /// A successful status with a body that held no server-sent event at all.
@@ -32,8 +53,11 @@ pub enum LlmError {
         "the model server answered {status} with {content_type}, not an event stream: {excerpt}"
     )]
     NotSse {
+        /// The HTTP status, a successful one.
         status: u16,
+        /// The response's `Content-Type`, or `no content type` when it had none.
         content_type: String,
+        /// The body's first bytes (up to 200), redacted.
         excerpt: String,
     },
 }
@@ -51,6 +75,8 @@ impl LlmError {
         }
     }
 
+    /// The wait the server asked for (`Retry-After`) before another try; `None` when it asked for
+    /// none.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             LlmError::Status { retry_after, .. } => *retry_after,
@@ -58,6 +84,8 @@ impl LlmError {
         }
     }
 
+    /// The `fatal_error` kind this failure is reported as: `transport`, `http`, `stream` or
+    /// `replay`.
     pub fn kind(&self) -> FatalErrorKind {
         match self {
             LlmError::Transport(TransportError::Replay(_)) => FatalErrorKind::Replay,

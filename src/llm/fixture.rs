@@ -43,14 +43,22 @@ use crate::http::server_seconds;
 use crate::secrets::Secrets;
 use crate::sync::LockExt;
 
+/// The format version a fixture's header names in `workerFixture`; a fixture of another version is
+/// refused.
 pub const FIXTURE_VERSION: u32 = 1;
 
+/// The first line of a fixture: the format version and what was recorded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FixtureHeader {
+    /// The format version (`workerFixture`), [`FIXTURE_VERSION`].
     pub worker_fixture: u32,
+    /// The provider as `--model` named it when recording (`dynamo`, `openai`, a `--providers`
+    /// name); without `api`, it decides the wire format.
     pub provider: String,
+    /// The model id of the recording; a replay reports it as the run's model.
     pub model: String,
+    /// When the recording started (RFC 3339); `None` in a fixture written by hand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_at: Option<String>,
     /// The wire format of the recorded bodies (`openai-completions`, `anthropic-messages`);
@@ -59,24 +67,36 @@ pub struct FixtureHeader {
     pub api: Option<String>,
 }
 
+/// One model request and the response it got: one line of the fixture after the header.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Exchange {
+    /// The request body as sent; replay ignores it.
     #[serde(default)]
     pub request: Value,
+    /// What came back.
     pub response: RecordedResponse,
 }
 
+/// A recorded response: a status and an SSE body (raw, or as a list of events), or a failed
+/// connection.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedResponse {
+    /// The HTTP status; 200 when the line has none, 0 for a recorded transport error.
     #[serde(default = "ok_status")]
     pub status: u16,
+    /// The server's `Retry-After`, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<f64>,
+    /// The raw SSE body as it arrived; when present, `events` is not read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// The body as chunk objects, each sent as one `data:` line, and the string `"[DONE]"`: handier
+    /// for fixtures written by hand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<Value>>,
+    /// The connection failed with this message: replayed as that transport error, whatever else the
+    /// line holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_error: Option<String>,
 }
@@ -105,28 +125,41 @@ impl RecordedResponse {
     }
 }
 
+/// A fixture file, read and checked: its header and its exchanges in the order the run made them.
 #[derive(Debug, Clone)]
 pub struct Fixture {
+    /// The first line: format version, provider, model and wire format.
     pub header: FixtureHeader,
+    /// The recorded exchanges, in order; replay answers the n-th request with the n-th.
     pub exchanges: Vec<Exchange>,
 }
 
+/// Why a fixture cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum FixtureError {
+    /// The file cannot be read.
     #[error("cannot read fixture {path}: {source}")]
     Read {
+        /// The fixture file.
         path: PathBuf,
+        /// Why reading it failed.
         source: crate::input_file::InputFileError,
     },
+    /// A line is not what the format expects (the header, an exchange, a response with no body,
+    /// events or transport error).
     #[error("fixture {path}, line {line}: {message}")]
     Invalid {
+        /// The fixture file.
         path: PathBuf,
+        /// The line's number, counting from 1.
         line: usize,
+        /// What is wrong with the line.
         message: String,
     },
 }
 
 impl Fixture {
+    /// Reads the fixture at `path` and checks its header's version and every exchange.
     pub fn load(path: &Path) -> Result<Fixture, FixtureError> {
         let kind = crate::input_file::InputKind::ReplayFixture;
         let text =
@@ -182,6 +215,8 @@ pub struct ReplayTransport {
 }
 
 impl ReplayTransport {
+    /// A transport that answers from `fixture`'s exchanges in order; a request beyond the last is a
+    /// replay error.
     pub fn new(fixture: &Fixture) -> Self {
         ReplayTransport {
             exchanges: Mutex::new(fixture.exchanges.iter().cloned().collect()),
@@ -296,6 +331,8 @@ pub struct RecordingTransport {
 }
 
 impl RecordingTransport {
+    /// Sends through `inner` and has `recorder` write each exchange once its body has ended (or was
+    /// dropped).
     pub fn new(inner: Arc<dyn Transport>, recorder: Arc<Recorder>) -> Self {
         RecordingTransport { inner, recorder }
     }

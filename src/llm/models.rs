@@ -24,7 +24,10 @@ struct ModelEntry {
 /// A model the server lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedModel {
+    /// The model id, as requests name it.
     pub id: String,
+    /// The context window in tokens (`max_model_len`, as vLLM and Dynamo report it); `None` when
+    /// the server lists none.
     pub context_window: Option<u64>,
 }
 
@@ -32,7 +35,9 @@ pub struct ListedModel {
 /// another try, like a failed chat request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoveryError {
+    /// What failed, naming the URL (`model discovery failed: GET <url>: <reason>`).
     pub message: String,
+    /// True when another try may succeed (no answer, a refused connection, 408/429/5xx).
     pub transient: bool,
 }
 

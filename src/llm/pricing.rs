@@ -23,10 +23,14 @@ const BUNDLED: &str = include_str!("../../prices/models.json");
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Price {
+    /// US dollars per million input tokens (those neither read from nor written to the cache).
     pub input: f64,
+    /// US dollars per million output tokens.
     pub output: f64,
+    /// US dollars per million input tokens read from the cache; 0 when not given.
     #[serde(default)]
     pub cache_read: f64,
+    /// US dollars per million input tokens written to the cache; 0 when not given.
     #[serde(default)]
     pub cache_write: f64,
     /// Prices for long requests, replacing these above a size.
@@ -38,16 +42,24 @@ pub struct Price {
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Tier {
+    /// The tier applies to a request whose input (cache reads and writes included) exceeds this
+    /// many tokens.
     pub input_tokens_above: u64,
+    /// US dollars per million input tokens in this tier.
     pub input: f64,
+    /// US dollars per million output tokens in this tier.
     pub output: f64,
+    /// US dollars per million cache-read tokens in this tier; 0 when not given.
     #[serde(default)]
     pub cache_read: f64,
+    /// US dollars per million cache-write tokens in this tier; 0 when not given.
     #[serde(default)]
     pub cache_write: f64,
 }
 
 impl Price {
+    /// What `usage` cost at these prices, in US dollars: at the highest tier the request's input
+    /// exceeds, else at the base prices.
     pub fn cost(&self, usage: &Usage) -> Cost {
         let size = usage.input + usage.cache_read + usage.cache_write;
         let rates = self

@@ -37,6 +37,7 @@ pub struct Liveness {
 const HEAD_KEPT: usize = 200;
 
 impl Liveness {
+    /// A watch that starts now, with nothing seen yet.
     pub fn new() -> Self {
         Liveness {
             start: Instant::now(),
@@ -90,11 +91,15 @@ impl Default for Liveness {
     }
 }
 
+/// One item of a model response stream.
 pub enum SseItem {
+    /// A chat-completions chunk (Anthropic's events arrive translated into these).
     Chunk(Box<ChatChunk>),
+    /// The end of the response: `[DONE]`, or Anthropic's `message_stop`.
     Done,
 }
 
+/// A response body read as [`SseItem`]s, in either wire format.
 pub struct SseStream {
     events: EventStream<ByteStream>,
     /// Set for Anthropic's stream, whose events are translated into chunks.
@@ -179,10 +184,12 @@ fn last_boundary(bytes: &[u8]) -> Option<usize> {
 }
 
 impl SseStream {
+    /// Reads `body` as a chat-completions stream.
     pub fn new(body: ByteStream) -> Self {
         Self::with_dialect(body, super::Dialect::ChatCompletions)
     }
 
+    /// Reads `body` in `dialect`: Anthropic's events are translated into chat-completions chunks.
     pub fn with_dialect(body: ByteStream, dialect: super::Dialect) -> Self {
         SseStream {
             events: whole_events(body, MAX_EVENT_BYTES).eventsource(),

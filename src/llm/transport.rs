@@ -15,17 +15,22 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
+/// A response body as it arrives, chunk by chunk.
 pub type ByteStream = BoxStream<'static, Result<Bytes, TransportError>>;
 pub(super) type TransportFuture<'a> = BoxFuture<'a, Result<Response, TransportError>>;
 
 /// One request, ready to send: the JSON body and the extra headers.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The JSON body to post.
     pub body: serde_json::Value,
+    /// Extra headers as (name, value) pairs (`x-request-id`, a decorator's); the key is not among
+    /// them: the transport adds its own auth headers.
     pub headers: Vec<(String, String)>,
 }
 
 impl Request {
+    /// The value of header `name` (any case), if the request has it.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -34,26 +39,38 @@ impl Request {
     }
 }
 
+/// A response as far as its headers: the status, and the body still to stream.
 pub struct Response {
+    /// The HTTP status (a recorded one, when replaying).
     pub status: u16,
     /// From `Retry-After` (seconds or an HTTP date).
     pub retry_after: Option<Duration>,
     /// The `Content-Type` header, when there was one (to explain a body that is not SSE).
     pub content_type: Option<String>,
+    /// The body bytes, as they arrive.
     pub body: ByteStream,
 }
 
+/// Why a request got no response, or why its body stopped arriving.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum TransportError {
+    /// The request could not be sent or got no answer (refused, DNS, TLS, a reset), or a recorded
+    /// transport error.
     #[error("{0}")]
     Connect(String),
+    /// Bytes could not be written or read: the body could not be serialized, the response body
+    /// broke off, or one event exceeded the size limit.
     #[error("{0}")]
     Io(String),
+    /// The replay fixture has no response left for this request.
     #[error("{0}")]
     Replay(String),
 }
 
+/// Gets a model request a response: over HTTP, from a fixture, or through a recorder wrapping
+/// either.
 pub trait Transport: Send + Sync {
+    /// Sends `request`; resolves once the status and headers are in, with the body still to stream.
     fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a>;
 
     /// Where requests go, for error messages: the URL, or the fixture being replayed.

@@ -11,7 +11,9 @@ use crate::events::{AssistantContent, Message};
 
 /// A tool as the model is told about it.
 pub struct ToolDefinition<'a> {
+    /// The tool's name, as the model calls it.
     pub name: &'a str,
+    /// What the tool does, in words for the model.
     pub description: &'a str,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
@@ -36,20 +38,29 @@ pub fn tools_json(tools: &[ToolDefinition<'_>]) -> Value {
 
 /// Everything that goes into one request body.
 pub struct RequestSpec<'a> {
+    /// The model id to ask for.
     pub model: &'a str,
+    /// The system prompt: the first `system` message, or Anthropic's `system`.
     pub system_prompt: &'a str,
+    /// The conversation so far, without the system prompt.
     pub messages: &'a [Message],
     /// From [`tools_json`]; an empty array sends no `tools` field.
     pub tools: &'a Value,
+    /// Output-token limit, sent as `max_tokens_field`; `None` sends none (Anthropic, which requires
+    /// one, gets a default).
     pub max_tokens: Option<u32>,
     /// `max_tokens` (Dynamo) or `max_completion_tokens` (OpenAI).
     pub max_tokens_field: &'static str,
+    /// The `reasoning_effort` to send (`minimal` … `xhigh`; Anthropic gets a thinking budget);
+    /// `None` sends none.
     pub reasoning_effort: Option<&'a str>,
+    /// The wire format to build the body in.
     pub dialect: super::Dialect,
     /// Constrain the answer to this JSON Schema (`response_format`), where the server can.
     pub response_schema: Option<&'a Value>,
 }
 
+/// The streaming request body for `spec`, in its dialect's wire format.
 pub fn build_body(spec: &RequestSpec<'_>) -> Value {
     if spec.dialect == super::Dialect::AnthropicMessages {
         return super::anthropic::build_body(spec);
@@ -185,14 +196,20 @@ pub struct FunctionDelta {
     pub arguments: Option<String>,
 }
 
+/// Token counts as a chunk reports them: chat-completions `usage`, into which Anthropic's
+/// counts are translated.
 #[derive(Debug, Default, Clone, Deserialize)]
 pub struct WireUsage {
+    /// Input tokens, cache reads and cache writes included.
     #[serde(default)]
     pub prompt_tokens: u64,
+    /// Output tokens, reasoning included.
     #[serde(default)]
     pub completion_tokens: u64,
+    /// How many input tokens came from the server's cache (`cached_tokens`), where it says.
     #[serde(default)]
     pub prompt_tokens_details: Option<PromptDetails>,
+    /// How many output tokens were reasoning (`reasoning_tokens`), where the server says.
     #[serde(default)]
     pub completion_tokens_details: Option<CompletionDetails>,
     /// Prompt tokens written to the cache (Anthropic), part of `prompt_tokens`.
@@ -213,6 +230,7 @@ pub struct CompletionDetails {
 }
 
 impl WireUsage {
+    /// Input tokens read from the cache; 0 when the server does not say.
     pub fn cached(&self) -> u64 {
         self.prompt_tokens_details
             .as_ref()

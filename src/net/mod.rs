@@ -38,8 +38,12 @@ pub enum Forbidden {
     /// An IPv6 form that carries an IPv4 address, and why that form is refused: because of the
     /// address inside (`inner_reason`), or because the form itself is special-purpose.
     Embeds {
+        /// The IPv6 form (IPv4-mapped, NAT64, 6to4, Teredo, IPv4-compatible).
         form: &'static Block,
+        /// The IPv4 address the form carries.
         inner: Ipv4Addr,
+        /// Why that IPv4 address is forbidden itself; `None` when it is not and the form alone is
+        /// refused.
         inner_reason: Option<Box<Forbidden>>,
     },
     /// The machine's own addresses could not be read, so this one may be among them.

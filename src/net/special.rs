@@ -57,6 +57,7 @@ impl Block {
         }
     }
 
+    /// Whether `ip` is in this block; an address of the other family never is.
     pub fn contains(&self, ip: IpAddr) -> bool {
         let (network, address, width) = match (self.network, ip) {
             (IpAddr::V4(n), IpAddr::V4(a)) => {

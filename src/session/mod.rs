@@ -217,6 +217,7 @@ impl SessionWriter {
         })
     }
 
+    /// The session file being appended to.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -20,8 +20,11 @@ use crate::input_file::{InputFile, InputKind};
 /// A session as read from disk.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The file that was read.
     pub path: PathBuf,
+    /// The session's id, from its header line.
     pub id: String,
+    /// The working directory the header records; `None` when it records none.
     pub cwd: Option<String>,
     /// The conversation to continue.
     pub messages: Vec<Message>,
