@@ -216,6 +216,7 @@ impl ModelSource {
     }
 }
 
+/// Where a model server is and the key it takes (its `Debug` never shows the key).
 #[derive(Clone)]
 pub struct Endpoint {
     /// Ends in the API root (`.../v1`), no trailing slash.

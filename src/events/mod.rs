@@ -343,7 +343,8 @@ pub struct SandboxState {
     pub backend: &'static str,
     /// Where tools start.
     pub cwd: String,
-    /// What network commands have: `host` (no restriction) or `none`.
+    /// What network commands have: `host` (no restriction), `none`, or `proxy` (only the
+    /// `--allow-host` hosts, through worker's egress proxy; `linux` backend).
     pub network: &'static str,
     /// `linux`: preflight and setup time, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -514,7 +515,8 @@ pub struct BudgetWarning {
 pub struct LimitReached {
     /// Which limit stopped the run.
     pub limit: LimitKind,
-    /// Model requests made so far.
+    /// Turns run so far, as `usage_snapshot.stats.turns` counts them (a retried request is
+    /// one turn).
     pub turns: u32,
     /// The turn limit (`--max-turns` / `--max-steps`); only for `max_turns`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -564,10 +566,13 @@ pub struct FatalError {
 #[derive(JsonSchema)]
 #[allow(dead_code)]
 struct FatalErrorWire {
+    /// The class of the failure.
     kind: FatalErrorKind,
-    /// `HttpError`, `TransportError`, `StreamError`, `LengthError`, `ContentFilterError`,
-    /// `ModelDiscoveryError`, `AuthError`, `ReplayError`, `InternalError`.
+    /// The kind as an error class: `HttpError`, `TransportError`, `StreamError`,
+    /// `LengthError`, `ContentFilterError`, `ModelDiscoveryError`, `AuthError`, `ReplayError`,
+    /// `InternalError`, `OutputSchemaError`, `ContextOverflowError`.
     name: String,
+    /// What went wrong, as one line; the stderr failure line is built from it.
     message: String,
 }
 
