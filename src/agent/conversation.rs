@@ -15,7 +15,7 @@ impl Session {
     ) -> Ending {
         let plan = self.plan(shared_transport.as_ref(), provider, model);
         let info = RunInfo {
-            session_id: &self.session_id,
+            session_id: self.session_id.as_str(),
             provider,
             model,
             prompt: &prompt,

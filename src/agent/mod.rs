@@ -46,6 +46,7 @@ use crate::llm::fixture::{
 use crate::llm::{
     HttpTransport, RequestSpec, ToolDefinition, Transport, build_body, first_model, tools_json,
 };
+use crate::session::SessionId;
 use crate::tools::{BashSettings, FileLocks, Leftovers, ToolContext, ToolSet};
 use ending::{Failure, failure_line};
 use execute::{ExecContext, execute_calls};
@@ -57,7 +58,7 @@ pub struct RunResult {
     /// How the process should exit; [`ExitStatus::Ok`] when the model finished.
     pub exit: ExitStatus,
     /// The run's id: the header's `id` and every line's `sessionId`.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Why the run ended (`agent_end.stopReason`).
     pub stop_reason: RunStopReason,
     /// The text of the last assistant message that had any.
@@ -100,7 +101,7 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
         Ok(tools) => tools,
         Err(message) => return usage_failure(session_id, message),
     };
-    let emitter = Emitter::new(sink, session_id.clone(), config.retain_records);
+    let emitter = Emitter::new(sink, session_id.as_str(), config.retain_records);
     emitter.set_secrets(config.secrets.clone());
     let control = config.control.clone();
     emitter.on_close(move || control.abort(AbortReason::OutputClosed));
@@ -111,7 +112,7 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
         .and_then(|s| s.writer.as_ref())
         .map(|w| w.path().display().to_string());
     let started_at = now_rfc3339();
-    let mut header = SessionHeader::new(&session_id, &started_at, &cwd);
+    let mut header = SessionHeader::new(session_id.as_str(), &started_at, &cwd);
     header.session_file = session_file.as_deref();
     header.resumed_from = config.session.as_ref().and_then(|s| s.resumed.as_ref());
     emitter.header(&header);
@@ -164,7 +165,7 @@ fn emit_status(emitter: &Emitter, line: StatusLine) -> Option<String> {
     None
 }
 
-fn usage_failure(session_id: String, message: String) -> RunResult {
+fn usage_failure(session_id: SessionId, message: String) -> RunResult {
     RunResult {
         exit: ExitStatus::Usage,
         session_id,
@@ -186,7 +187,7 @@ fn usage_failure(session_id: String, message: String) -> RunResult {
 struct Session {
     config: RunConfig,
     emitter: Emitter,
-    session_id: String,
+    session_id: SessionId,
     started: Instant,
     tools: ToolSet,
     tool_ctx: ToolContext,
@@ -242,12 +243,12 @@ enum Ending {
 }
 
 impl Session {
-    fn new(mut config: RunConfig, emitter: Emitter, session_id: String, tools: ToolSet) -> Self {
+    fn new(mut config: RunConfig, emitter: Emitter, session_id: SessionId, tools: ToolSet) -> Self {
         let (session, history, prior_entries) = match config.session.take() {
             Some(setup) => (setup.writer, setup.history, setup.prior_entries),
             None => (None, Vec::new(), 0),
         };
-        let request_ids = RequestIds::new(&session_id, prior_entries);
+        let request_ids = RequestIds::new(session_id.as_str(), prior_entries);
         let tool_ctx = ToolContext {
             cwd: Arc::new(config.cwd.clone()),
             cancel: config.control.token().clone(),

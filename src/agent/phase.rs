@@ -78,7 +78,7 @@ impl Session {
         });
         let quiet = Emitter::new(
             Box::new(crate::events::CollectorSink::default()),
-            self.session_id.clone(),
+            self.session_id.as_str(),
             false,
         );
         let ctx = TurnContext {

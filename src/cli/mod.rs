@@ -12,6 +12,7 @@ use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::file_search::FileSearch;
 use crate::input_file::{InputKind, read_text};
 use crate::secrets::Secrets;
+use crate::session::SessionId;
 use crate::skills::Skills;
 use crate::web::WebSearch;
 
@@ -44,8 +45,10 @@ pub fn build_config(
     let (model, sources) = model_and_keys(args, env, secrets)?;
     let mut config = RunConfig::new(cwd, model);
     config.secrets = secrets.clone();
-    // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first.
-    config.session_id = session_id(args, env, &config.cwd)?;
+    // The session id names everything downstream (Dynamo, OTEL, the trace): settle it first,
+    // from the resumed file (read once, here) when there is one.
+    let loaded = resumed(args, env, &config.cwd)?;
+    config.session_id = session_id(args, loaded.as_ref())?;
     let retry_warning = run_settings(args, &sources.pi_settings, &mut config)?;
     let mut warnings = sources.auth.warnings;
     warnings.extend(sources.pi_settings.warnings);
@@ -72,7 +75,7 @@ pub fn build_config(
     }
     crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
     // Last: the session file is created here, and a usage error must leave nothing behind.
-    config.session = match session_setup(args, env, &config) {
+    config.session = match session_setup(args, env, &config, loaded) {
         Ok(setup) => setup,
         // The default place may be read-only (a container's home): the run goes on unsaved.
         Err(err)
@@ -453,21 +456,25 @@ fn resumed(
 }
 
 /// The run's session id: the resumed session's, `--session-id`, or a new UUIDv7.
-fn session_id(args: &RunArgs, env: &dyn Env, cwd: &Path) -> Result<String, String> {
-    if let Some(id) = &args.session_id {
-        crate::session::validate_id(id).map_err(|err| format!("--session-id: {err}"))?;
-    }
+fn session_id(
+    args: &RunArgs,
+    loaded: Option<&crate::session::Loaded>,
+) -> Result<SessionId, String> {
+    let given = match &args.session_id {
+        Some(id) => Some(SessionId::parse(id).map_err(|err| format!("--session-id: {err}"))?),
+        None => None,
+    };
     if let Some(id) = &args.parent_session_id {
-        crate::session::validate_id(id).map_err(|err| format!("--parent-session-id: {err}"))?;
+        SessionId::parse(id).map_err(|err| format!("--parent-session-id: {err}"))?;
     }
-    match (resumed(args, env, cwd)?, &args.session_id) {
-        (Some(loaded), Some(id)) if *id != loaded.id => Err(format!(
+    match (loaded, given) {
+        (Some(loaded), Some(id)) if id != loaded.id => Err(format!(
             "--session-id {id} differs from the resumed session's id {}",
             loaded.id
         )),
-        (Some(loaded), _) => Ok(loaded.id),
-        (None, Some(id)) => Ok(id.clone()),
-        (None, None) => Ok(uuid::Uuid::now_v7().to_string()),
+        (Some(loaded), _) => Ok(loaded.id.clone()),
+        (None, Some(id)) => Ok(id),
+        (None, None) => Ok(SessionId::generate()),
     }
 }
 
@@ -476,8 +483,8 @@ fn session_setup(
     args: &RunArgs,
     env: &dyn Env,
     config: &RunConfig,
+    loaded: Option<crate::session::Loaded>,
 ) -> Result<Option<crate::config::SessionSetup>, String> {
-    let loaded = resumed(args, env, &config.cwd)?;
     if args.no_session {
         // Resuming without saving: the history is read, nothing is written.
         return Ok(loaded.map(|loaded| crate::config::SessionSetup {
@@ -504,7 +511,7 @@ fn session_setup(
             let dir = session_dir(args, env, &config.cwd)?;
             let writer = crate::session::SessionWriter::create(
                 &dir,
-                &config.session_id,
+                config.session_id.as_str(),
                 &config.cwd,
                 args.parent_session_id.as_deref(),
                 secrets,

@@ -46,6 +46,7 @@ use crate::extension::{
 };
 use crate::llm::{RequestDecorator, Transport};
 use crate::secrets::Secrets;
+use crate::session::SessionId;
 use crate::sync::LockExt;
 use decorate::{BridgeDecorator, IdentityDecorator};
 use hints::{HintSettings, Hints};
@@ -123,7 +124,7 @@ impl DynamoSettings {
     /// capacity) come back as warnings.
     pub fn from_env(
         env: &dyn Env,
-        run_session_id: &str,
+        run_session_id: &SessionId,
         protocol: TraceProtocol,
         decorate_requests: bool,
         trace_file: Option<PathBuf>,

@@ -20,29 +20,15 @@ use serde::Serialize;
 
 use crate::events::{Message, TextContent, ToolResultMessage, now_millis, now_rfc3339};
 
+mod id;
 mod read;
+
+pub use id::{InvalidSessionId, SessionId};
 
 pub use read::{Loaded, load};
 
 /// The session format generation written (Pi's).
 pub const FORMAT_VERSION: u32 = 3;
-
-/// What a caller-owned session id may contain: it names a file and travels in headers.
-pub fn validate_id(id: &str) -> Result<(), String> {
-    let valid = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
-        && !id.starts_with('.');
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "'{id}' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with ."
-        ))
-    }
-}
 
 /// The default directory for sessions of `cwd`.
 pub fn default_dir(state_home: Option<&Path>, home: Option<&Path>, cwd: &Path) -> Option<PathBuf> {

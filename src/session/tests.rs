@@ -75,7 +75,7 @@ fn a_written_session_reads_back_and_a_resumed_one_continues_the_chain() {
     );
 
     let loaded = load(&path).unwrap();
-    assert_eq!(loaded.id, "phase-1");
+    assert_eq!(loaded.id.as_str(), "phase-1");
     assert_eq!(loaded.messages.len(), 3);
     assert_eq!(loaded.interrupted, 0);
     let mut again = SessionWriter::append_to(&loaded, secrets).unwrap();
@@ -176,14 +176,38 @@ fn a_compaction_entry_stands_for_what_it_summarized() {
             .unwrap_err()
             .ends_with("not a session file (no session header)")
     );
+    // The id names files and travels in headers: a file cannot smuggle in one that the
+    // command line would refuse.
+    std::fs::write(
+        &path,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"a\\r\\nX-Evil: 1\"}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        load(&path).unwrap_err(),
+        format!(
+            "{}: 'a\r\nX-Evil: 1' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with .",
+            path.display()
+        )
+    );
 }
 
 #[test]
 fn ids_dirs_and_lookups() {
-    assert!(validate_id("phase-2.review:1_a").is_ok());
-    for bad in ["", ".hidden", "a/b", "x y", &"a".repeat(129)] {
+    assert_eq!(
+        SessionId::parse("phase-2.review:1_a").unwrap().as_str(),
+        "phase-2.review:1_a"
+    );
+    assert!(SessionId::parse(&"a".repeat(128)).is_ok());
+    assert_eq!(SessionId::parse("p:1").unwrap().to_string(), "p:1");
+    // New ids are UUIDv7s: valid ids that sort by creation time.
+    let (first, second) = (SessionId::generate(), SessionId::generate());
+    assert_eq!(SessionId::parse(first.as_str()), Ok(first.clone()));
+    assert_eq!(uuid::Uuid::parse_str(first.as_str()).unwrap().get_version_num(), 7);
+    assert!(first.as_str() < second.as_str());
+    for bad in ["", ".hidden", "a/b", "x y", "a\r\nx", &"a".repeat(129)] {
         assert_eq!(
-            validate_id(bad).unwrap_err().to_string(),
+            SessionId::parse(bad).unwrap_err().to_string(),
             format!(
                 "'{bad}' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with ."
             )

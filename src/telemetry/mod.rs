@@ -78,7 +78,7 @@ pub enum Protocol {
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// The run's session id, as `gen_ai.conversation.id` on the session span.
-    pub session_id: String,
+    pub session_id: crate::session::SessionId,
     /// `service.name` of the exported telemetry.
     pub service_name: String,
     /// `--otel-endpoint`: the base URL signals are posted under (`/v1/traces`, `/v1/metrics`).
@@ -139,7 +139,7 @@ fn first_set(env: &dyn Env, names: &[&str]) -> Option<String> {
 pub fn configure(
     env: &dyn Env,
     flags: &Flags,
-    session_id: &str,
+    session_id: &crate::session::SessionId,
     sandbox_backend: &str,
     identity: Option<AgentIdentity>,
     secrets: &Secrets,
@@ -180,7 +180,7 @@ pub fn configure(
     };
     let exporter_on = |name: &str| env.get(name).is_none_or(|v| v.trim() != "none");
     let settings = Settings {
-        session_id: session_id.to_string(),
+        session_id: session_id.clone(),
         service_name: flags
             .service_name
             .clone()

@@ -240,7 +240,10 @@ impl Extension for Otel {
             return;
         };
         let mut attributes = vec![
-            KeyValue::new(gen_ai::CONVERSATION_ID, self.settings.session_id.clone()),
+            KeyValue::new(
+                gen_ai::CONVERSATION_ID,
+                self.settings.session_id.to_string(),
+            ),
             self.own(own::SANDBOX_BACKEND, self.settings.sandbox_backend.clone()),
         ];
         if let Some(identity) = &self.settings.identity {

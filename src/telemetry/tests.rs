@@ -1,6 +1,10 @@
 use super::*;
 use crate::config::MapEnv;
 
+fn sid() -> crate::session::SessionId {
+    crate::session::SessionId::parse("s").unwrap()
+}
+
 fn status_of(configured: &Configured) -> Option<ExtensionStatus> {
     configured
         .extension
@@ -17,7 +21,7 @@ fn off_unless_asked_and_a_bare_endpoint_does_not_enable_it() {
     let configured = configure(
         &env,
         &Flags::default(),
-        "s",
+        &sid(),
         "none",
         None,
         &Secrets::default(),
@@ -34,7 +38,7 @@ fn an_endpoint_that_is_not_http_is_refused_when_export_is_on() {
         ..Flags::default()
     };
     let refused = |env: &MapEnv, flags: &Flags| {
-        configure(env, flags, "s", "none", None, &Secrets::default())
+        configure(env, flags, &sid(), "none", None, &Secrets::default())
             .err()
             .unwrap_or_default()
     };
@@ -48,7 +52,7 @@ fn an_endpoint_that_is_not_http_is_refused_when_export_is_on() {
         configure(
             &env,
             &Flags::default(),
-            "s",
+            &sid(),
             "none",
             None,
             &Secrets::default()
@@ -74,7 +78,7 @@ fn no_otel_beats_otel_and_the_env_switch() {
         ..Flags::default()
     };
     let status =
-        status_of(&configure(&env, &flags, "s", "none", None, &Secrets::default()).unwrap())
+        status_of(&configure(&env, &flags, &sid(), "none", None, &Secrets::default()).unwrap())
             .unwrap();
     assert_eq!(status.status, ExtensionState::Skipped);
     assert_eq!(status.reason.as_deref(), Some("disabled-by-flag"));

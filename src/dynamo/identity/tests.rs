@@ -1,8 +1,12 @@
 use super::*;
 use crate::config::MapEnv;
 
+fn sid(id: &str) -> crate::session::SessionId {
+    crate::session::SessionId::parse(id).unwrap()
+}
+
 fn resolve(pairs: &[(&str, &str)]) -> (AgentIdentity, bool) {
-    AgentIdentity::resolve(&MapEnv::from_pairs(pairs), "sess-run")
+    AgentIdentity::resolve(&MapEnv::from_pairs(pairs), &sid("sess-run"))
 }
 
 fn identity(session: &str, trajectory: &str, parent: Option<&str>) -> AgentIdentity {
@@ -149,7 +153,7 @@ fn a_root_child_grandchild_chain_names_each_parent() {
             ("PI_SUBAGENT_CHILD_AGENT", "scout"),
         ],
     );
-    let (child, bridged) = AgentIdentity::resolve(&child_env, "sess-child");
+    let (child, bridged) = AgentIdentity::resolve(&child_env, &sid("sess-child"));
     assert!(bridged);
     assert_eq!(child, identity("sess-run", "r1:scout:0", Some("sess-run")));
     let grand_env = child_of(
@@ -160,7 +164,7 @@ fn a_root_child_grandchild_chain_names_each_parent() {
             ("PI_SUBAGENT_CHILD_AGENT", "fixer"),
         ],
     );
-    let (grandchild, bridged) = AgentIdentity::resolve(&grand_env, "sess-grand");
+    let (grandchild, bridged) = AgentIdentity::resolve(&grand_env, &sid("sess-grand"));
     assert!(bridged);
     assert_eq!(
         grandchild,
@@ -172,7 +176,7 @@ fn a_root_child_grandchild_chain_names_each_parent() {
 fn a_plain_process_started_by_a_subagent_keeps_its_trajectory_without_re_bridging() {
     let (child, _) = resolve(&BRIDGE);
     // A command the child runs inherits no PI_SUBAGENT_* markers: it acts for the child.
-    let (same, bridged) = AgentIdentity::resolve(&child_of(&child, &[]), "other");
+    let (same, bridged) = AgentIdentity::resolve(&child_of(&child, &[]), &sid("other"));
     assert!(!bridged);
     assert_eq!(same.trajectory_id, child.trajectory_id);
     assert_eq!(same.session_id, child.session_id);
