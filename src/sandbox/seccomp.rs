@@ -102,3 +102,6 @@ pub(super) fn deny_unix_sockets() -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

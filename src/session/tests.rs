@@ -203,7 +203,12 @@ fn ids_dirs_and_lookups() {
     // New ids are UUIDv7s: valid ids that sort by creation time.
     let (first, second) = (SessionId::generate(), SessionId::generate());
     assert_eq!(SessionId::parse(first.as_str()), Ok(first.clone()));
-    assert_eq!(uuid::Uuid::parse_str(first.as_str()).unwrap().get_version_num(), 7);
+    assert_eq!(
+        uuid::Uuid::parse_str(first.as_str())
+            .unwrap()
+            .get_version_num(),
+        7
+    );
     assert!(first.as_str() < second.as_str());
     for bad in ["", ".hidden", "a/b", "x y", "a\r\nx", &"a".repeat(129)] {
         assert_eq!(

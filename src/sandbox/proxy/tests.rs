@@ -43,6 +43,9 @@ fn entries_parse_to_one_spelling_or_say_what_is_expected() {
         "[::1]x",
         "a..b",
         "exa mple.com",
+        // Full-width digits that IDNA would map to 127.0.0.1: an entry is written in ASCII.
+        "\u{ff11}\u{ff12}\u{ff17}.0.0.1",
+        "b\u{fc}cher.de",
     ] {
         let err = AllowedHost::parse(bad).unwrap_err();
         assert!(
@@ -76,11 +79,19 @@ fn hosts_match_exactly_or_under_a_wildcard_on_their_ports() {
         "evilgithub.com",
         "github.com.evil.io",
         "xpypi.org",
+        "evilpypi.org",
         "localhost",
         "[::ffff:127.0.0.1]",
     ] {
         assert!(ports(&list, other).is_empty(), "{other}");
     }
+    // A name that is all suffix and dot names no subdomain.
+    assert!(list.ports(&Host::Domain(".pypi.org".into())).is_empty());
+    let v6 = Allowlist::parse(&["[::1]:8443"]).unwrap();
+    assert_eq!(ports(&v6, "[::1]"), [8443]);
+    assert_eq!(ports(&v6, "[0:0:0:0:0:0:0:1]"), [8443]);
+    assert!(ports(&v6, "[::2]").is_empty());
+    assert!(ports(&v6, "127.0.0.1").is_empty());
     assert!(list.names_address("127.0.0.1".parse().unwrap()));
     assert!(!list.names_address("10.0.0.1".parse().unwrap()));
 }
