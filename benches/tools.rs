@@ -16,8 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-use worker::tools::{BashSettings, FileLocks, Leftovers, Tool, ToolContext, ToolSet};
+use worker::tools::{BashSettings, FileLocks, Leftovers, RunServices, Tool, ToolContext, ToolSet};
 
 /// Every 97th file has a match; each file is about 5 KB of code-like text.
 fn build_tree(files: usize) -> PathBuf {
@@ -49,7 +48,7 @@ fn build_tree(files: usize) -> PathBuf {
 fn context(cwd: &Path) -> ToolContext {
     ToolContext {
         cwd: Arc::new(cwd.to_path_buf()),
-        cancel: CancellationToken::new(),
+        run: RunServices::detached(),
         progress: Arc::new(|_| {}),
         files: FileLocks::default(),
         leftovers: Leftovers::default(),

@@ -141,6 +141,15 @@ pub trait Extension: Send + Sync {
     /// Called inside the async runtime right after the header, before anything else.
     fn start(&self) {}
 
+    /// Work to do before the first model request (connecting to a server, minting a
+    /// token), run concurrently with the rest of startup: model discovery and every other
+    /// extension's `prepare`. The first request waits for all of them; a run stopped
+    /// meanwhile drops them. A failure is the extension's to report (a status line, a tool
+    /// error later), never the run's.
+    fn prepare(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
     /// The model is known and the loop is about to begin.
     fn run_started(&self, _info: RunInfo<'_>) {}
 

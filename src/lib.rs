@@ -25,6 +25,7 @@ pub mod extension;
 pub mod file_search;
 pub mod github;
 pub mod http;
+pub mod ids;
 pub mod input_file;
 pub mod llm;
 pub mod net;

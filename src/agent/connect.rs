@@ -2,9 +2,29 @@
 //! and the model's name, discovered from the server's listing for `dynamo/default`; the
 //! listing's context window (`max_model_len`) is used for `dynamo/<id>` too.
 
+use futures_util::future::join_all;
+
 use super::*;
 
 impl Session {
+    /// [`Session::connect`], with every extension's [`Extension::prepare`] running alongside:
+    /// startup takes as long as the slowest of them, not their sum. A stop (a signal, the
+    /// budget) drops the preparations still running.
+    pub(super) async fn connect_and_prepare(
+        &mut self,
+    ) -> Result<(Arc<dyn Transport>, String, String), FatalError> {
+        let extensions = self.config.extensions.clone();
+        let control = self.config.control.clone();
+        let prepared = async {
+            tokio::select! {
+                _ = join_all(extensions.iter().map(|extension| extension.prepare())) => {}
+                () = control.aborted() => {}
+            }
+        };
+        let (connected, ()) = tokio::join!(self.connect(), prepared);
+        connected
+    }
+
     /// Picks the transport and the model name (discovering it when asked to).
     pub(super) async fn connect(
         &mut self,

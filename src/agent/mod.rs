@@ -40,14 +40,16 @@ use crate::events::{
 };
 use crate::exit::ExitStatus;
 use crate::http::RetryPolicy;
+use crate::ids::SessionId;
 use crate::llm::fixture::{
     FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
 use crate::llm::{
     HttpTransport, RequestSpec, ToolDefinition, Transport, build_body, first_model, tools_json,
 };
-use crate::session::SessionId;
-use crate::tools::{BashSettings, FileLocks, Leftovers, ToolContext, ToolSet};
+use crate::tools::{
+    BashSettings, BudgetLimits, FileLocks, Leftovers, RunServices, ToolContext, ToolSet,
+};
 use ending::{Failure, failure_line};
 use execute::{ExecContext, execute_calls};
 use turn::{RequestIds, TurnContext, TurnEnd, TurnOutcome, request_assistant};
@@ -251,7 +253,15 @@ impl Session {
         let request_ids = RequestIds::new(session_id.as_str(), prior_entries);
         let tool_ctx = ToolContext {
             cwd: Arc::new(config.cwd.clone()),
-            cancel: config.control.token().clone(),
+            run: RunServices::new(
+                config.control.clone(),
+                config.limits.timeout.map(|t| config.budget_start + t),
+                BudgetLimits {
+                    tool_calls: config.limits.max_tool_calls,
+                    tokens: config.limits.max_total_tokens,
+                    cost: config.limits.max_cost,
+                },
+            ),
             progress: Arc::new(|_| {}),
             files: FileLocks::default(),
             leftovers: Leftovers::default(),
@@ -269,7 +279,6 @@ impl Session {
                             .map(|(key, value)| (key.clone(), Some(value.clone()))),
                     )
                     .collect(),
-                budget_end: config.limits.timeout.map(|t| config.budget_start + t),
                 secrets: config.secrets.clone(),
                 runner: config
                     .sandbox
@@ -315,7 +324,7 @@ impl Session {
         // A bug anywhere in the loop (or an extension hook it calls) must still end the stream
         // properly: the panic becomes an internal fatal error and `finish` writes the rest.
         let looped = AssertUnwindSafe(async {
-            match self.connect().await {
+            match self.connect_and_prepare().await {
                 Ok((transport, provider, model)) => {
                     self.agent_loop(prompt, &transport, &provider, &model).await
                 }

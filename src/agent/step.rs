@@ -176,6 +176,8 @@ impl Session {
         };
         let mut step = Step::Check;
         loop {
+            // What tools read of the budget is the run's totals as of this step.
+            self.tool_ctx.run.record_usage(&self.stats);
             step = match step {
                 Step::Check => self.check(plan, &turn),
                 Step::Compact(why) => self.compact_for(plan, why, &mut turn).await,
@@ -373,7 +375,7 @@ impl Session {
             control: &self.config.control,
             extensions: &self.config.extensions,
             secrets: &self.config.secrets,
-            deadline: self.tool_ctx.bash.budget_end,
+            deadline: self.tool_ctx.run.deadline(),
         };
         let results = execute_calls(&exec, &pending.calls).await;
         self.stats.tool_results += results.len() as u32;

@@ -10,9 +10,9 @@ pub use crate::config::{Env, ProcessEnv};
 use crate::config::{ModelSource, PromptConfig, RunConfig, ToolSelection};
 use crate::dynamo::{DynamoBridge, DynamoSettings};
 use crate::file_search::FileSearch;
+use crate::ids::SessionId;
 use crate::input_file::{InputKind, read_text};
 use crate::secrets::Secrets;
-use crate::session::SessionId;
 use crate::skills::Skills;
 use crate::web::WebSearch;
 

@@ -86,7 +86,7 @@ pub mod defaults {
 /// environment, or by an in-process caller from [`RunConfig::new`].
 pub struct RunConfig {
     /// The run's id (UUID v7): the header's `id` and every line's `sessionId`.
-    pub session_id: crate::session::SessionId,
+    pub session_id: crate::ids::SessionId,
     /// Working directory for tools and context files; must exist.
     pub cwd: PathBuf,
     /// Where model answers come from: a server over HTTP, or a replayed fixture.
@@ -147,7 +147,7 @@ impl RunConfig {
     /// A config with every default, for in-process callers and tests.
     pub fn new(cwd: PathBuf, model: ModelSource) -> Self {
         RunConfig {
-            session_id: crate::session::SessionId::generate(),
+            session_id: crate::ids::SessionId::generate(),
             cwd,
             model,
             thinking: None,

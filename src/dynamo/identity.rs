@@ -51,10 +51,7 @@ pub struct AgentIdentity {
 impl AgentIdentity {
     /// Resolves the identity; `run_session_id` is the default trajectory. The flag says
     /// whether the subagent bridge rewrote it.
-    pub fn resolve(
-        env: &dyn Env,
-        run_session_id: &crate::session::SessionId,
-    ) -> (AgentIdentity, bool) {
+    pub fn resolve(env: &dyn Env, run_session_id: &crate::ids::SessionId) -> (AgentIdentity, bool) {
         let inherited = env.get(TRAJECTORY_ID);
         let explicit_parent = env.get(PARENT_TRAJECTORY_ID);
         let bridge = match (

@@ -44,9 +44,9 @@ use crate::events::{
 use crate::extension::{
     Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding, ToolJoins,
 };
+use crate::ids::SessionId;
 use crate::llm::{RequestDecorator, Transport};
 use crate::secrets::Secrets;
-use crate::session::SessionId;
 use crate::sync::LockExt;
 use decorate::{BridgeDecorator, IdentityDecorator};
 use hints::{HintSettings, Hints};

@@ -20,10 +20,7 @@ use serde::Serialize;
 
 use crate::events::{Message, TextContent, ToolResultMessage, now_millis, now_rfc3339};
 
-mod id;
 mod read;
-
-pub use id::{InvalidSessionId, SessionId};
 
 pub use read::{Loaded, load};
 

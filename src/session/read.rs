@@ -23,7 +23,7 @@ pub struct Loaded {
     /// The file that was read.
     pub path: PathBuf,
     /// The session's id, from its header line.
-    pub id: super::SessionId,
+    pub id: crate::ids::SessionId,
     /// The working directory the header records; `None` when it records none.
     pub cwd: Option<String>,
     /// The conversation to continue.
@@ -63,7 +63,7 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
     let id = header["id"]
         .as_str()
         .ok_or(format!("{shown}: the session header has no id"))?;
-    let id = super::SessionId::parse(id).map_err(|err| format!("{shown}: {err}"))?;
+    let id = crate::ids::SessionId::parse(id).map_err(|err| format!("{shown}: {err}"))?;
     let mut entries: Vec<Value> = Vec::new();
     for (index, line) in lines.enumerate() {
         let line = line.trim_ascii();

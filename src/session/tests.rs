@@ -193,31 +193,7 @@ fn a_compaction_entry_stands_for_what_it_summarized() {
 }
 
 #[test]
-fn ids_dirs_and_lookups() {
-    assert_eq!(
-        SessionId::parse("phase-2.review:1_a").unwrap().as_str(),
-        "phase-2.review:1_a"
-    );
-    assert!(SessionId::parse(&"a".repeat(128)).is_ok());
-    assert_eq!(SessionId::parse("p:1").unwrap().to_string(), "p:1");
-    // New ids are UUIDv7s: valid ids that sort by creation time.
-    let (first, second) = (SessionId::generate(), SessionId::generate());
-    assert_eq!(SessionId::parse(first.as_str()), Ok(first.clone()));
-    assert_eq!(
-        uuid::Uuid::parse_str(first.as_str())
-            .unwrap()
-            .get_version_num(),
-        7
-    );
-    assert!(first.as_str() < second.as_str());
-    for bad in ["", ".hidden", "a/b", "x y", "a\r\nx", &"a".repeat(129)] {
-        assert_eq!(
-            SessionId::parse(bad).unwrap_err().to_string(),
-            format!(
-                "'{bad}' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with ."
-            )
-        );
-    }
+fn dirs_and_lookups() {
     assert_eq!(
         default_dir(None, Some(Path::new("/home/me")), Path::new("/work/repo")),
         Some(PathBuf::from(

@@ -78,7 +78,7 @@ pub enum Protocol {
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// The run's session id, as `gen_ai.conversation.id` on the session span.
-    pub session_id: crate::session::SessionId,
+    pub session_id: crate::ids::SessionId,
     /// `service.name` of the exported telemetry.
     pub service_name: String,
     /// `--otel-endpoint`: the base URL signals are posted under (`/v1/traces`, `/v1/metrics`).
@@ -139,7 +139,7 @@ fn first_set(env: &dyn Env, names: &[&str]) -> Option<String> {
 pub fn configure(
     env: &dyn Env,
     flags: &Flags,
-    session_id: &crate::session::SessionId,
+    session_id: &crate::ids::SessionId,
     sandbox_backend: &str,
     identity: Option<AgentIdentity>,
     secrets: &Secrets,

@@ -1,8 +1,8 @@
 use super::*;
 use crate::config::MapEnv;
 
-fn sid() -> crate::session::SessionId {
-    crate::session::SessionId::parse("s").unwrap()
+fn sid() -> crate::ids::SessionId {
+    crate::ids::SessionId::parse("s").unwrap()
 }
 
 fn status_of(configured: &Configured) -> Option<ExtensionStatus> {

@@ -52,7 +52,7 @@ impl TypedTool for FindTool {
     async fn run(&self, args: FindArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let display = args.path.clone().unwrap_or_else(|| ".".to_string());
         let root = ctx.path(&display, Access::Read)?;
-        let cancel = ctx.cancel.clone();
+        let cancel = ctx.cancel().clone();
         let policy = ctx.policy.clone();
         tokio::task::spawn_blocking(move || {
             find(&root, &display, &args, policy.as_ref(), &|| {

@@ -66,7 +66,7 @@ impl TypedTool for GrepTool {
     async fn run(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let display = args.path.clone().unwrap_or_else(|| ".".to_string());
         let root = ctx.path(&display, Access::Read)?;
-        let cancel = ctx.cancel.clone();
+        let cancel = ctx.cancel().clone();
         let policy = ctx.policy.clone();
         tokio::task::spawn_blocking(move || {
             search(&root, &display, &args, policy, &|| cancel.is_cancelled())

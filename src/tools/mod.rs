@@ -2,8 +2,8 @@
 //!
 //! Every tool is defined one way ([`define`]): a [`ToolSpec`] (name, description, prompt line,
 //! read-only flag), a typed argument struct whose JSON Schema is derived from it, and an async
-//! `run` that receives the parsed arguments and a [`ToolContext`] (cwd, cancellation, progress,
-//! file locks). The registry and the loop see each one as a [`Tool`]. A tool never fails the
+//! `run` that receives the parsed arguments and a [`ToolContext`] (cwd, progress, file locks,
+//! and [`RunServices`]: the run's stop signal, budget, approvals and child runs). The registry and the loop see each one as a [`Tool`]. A tool never fails the
 //! run: an `Err(ToolError)` becomes an `isError: true` result whose text tells the model what
 //! went wrong.
 //!
@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::events::{TextContent, ToolResult};
 
@@ -37,6 +36,7 @@ mod ls;
 mod multi_grep;
 pub mod paths;
 mod read;
+mod services;
 pub mod truncate;
 mod walk;
 mod write;
@@ -45,6 +45,10 @@ pub use bash::Leftovers;
 pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
 pub use multi_grep::MultiGrepTool;
+pub use services::{
+    Approval, ApprovalRequest, Approver, BudgetLimits, ChildOutcome, ChildRunError, ChildRuns,
+    ChildTask, Remaining, RunServices,
+};
 
 /// Tools active unless `--tools` says otherwise, in the order the model sees them.
 pub const DEFAULT_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
@@ -83,8 +87,9 @@ pub type Progress = Arc<dyn Fn(ToolResult) + Send + Sync>;
 pub struct ToolContext {
     /// The run's working directory: relative paths are resolved against it (`--cwd`).
     pub cwd: Arc<PathBuf>,
-    /// Cancelled when the run is stopped (a signal, `--timeout`, a closed stdout).
-    pub cancel: CancellationToken,
+    /// What the tool may ask of its run: whether it is stopping, its budget, approvals,
+    /// child runs.
+    pub run: RunServices,
     /// Reports partial output while the call runs (printed as `tool_execution_update`).
     pub progress: Progress,
     /// The per-file locks that keep concurrent calls from writing one file at once.
@@ -98,6 +103,11 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// Cancelled when the run is stopped (a signal, `--timeout`, a closed stdout).
+    pub fn cancel(&self) -> &tokio_util::sync::CancellationToken {
+        self.run.cancel()
+    }
+
     /// `raw` resolved against the cwd and checked against the sandbox's rules, if any.
     pub fn path(&self, raw: &str, access: access::Access) -> Result<PathBuf, ToolError> {
         let path = paths::resolve(&self.cwd, raw)?;
@@ -153,9 +163,6 @@ pub struct BashSettings {
     pub max_timeout: Duration,
     /// Environment changes for commands, on top of worker's own: `Some` sets, `None` removes.
     pub env: Vec<(String, Option<String>)>,
-    /// When the run's `--timeout` runs out. Stopping a command (its SIGTERM grace, draining its
-    /// output) must fit before it: the budget is a promise.
-    pub budget_end: Option<std::time::Instant>,
     /// Redacted from what commands write to spill files, as from everything else.
     pub secrets: crate::secrets::Secrets,
     /// Runs commands instead of worker's own shell (a sandbox); `None`: the host shell.
@@ -178,7 +185,6 @@ impl Default for BashSettings {
             default_timeout: BashSettings::DEFAULT_TIMEOUT,
             max_timeout: BashSettings::MAX_TIMEOUT,
             env: Vec::new(),
-            budget_end: None,
             secrets: crate::secrets::Secrets::default(),
             runner: None,
             launcher: None,

@@ -100,7 +100,7 @@ impl TypedTool for MultiGrepTool {
             policy: ctx.policy.clone(),
         };
         let root = ctx.path(".", Access::Read)?;
-        let cancel = ctx.cancel.clone();
+        let cancel = ctx.cancel().clone();
         tokio::task::spawn_blocking(move || {
             run_query(&root, ".", &query, &|| cancel.is_cancelled())
         })

@@ -1,8 +1,8 @@
 use super::*;
 use crate::config::MapEnv;
 
-fn sid(id: &str) -> crate::session::SessionId {
-    crate::session::SessionId::parse(id).unwrap()
+fn sid(id: &str) -> crate::ids::SessionId {
+    crate::ids::SessionId::parse(id).unwrap()
 }
 
 fn resolve(pairs: &[(&str, &str)]) -> (AgentIdentity, bool) {

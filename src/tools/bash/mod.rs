@@ -85,7 +85,7 @@ enum Ending {
 
 /// `wait`, or less when the run's budget ends sooner.
 fn within_budget(wait: Duration, ctx: &ToolContext) -> Duration {
-    match ctx.bash.budget_end {
+    match ctx.run.deadline() {
         Some(end) => wait.min(end.saturating_duration_since(std::time::Instant::now())),
         None => wait,
     }
@@ -111,7 +111,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
     while ending.is_none() {
         tokio::select! {
             biased;
-            _ = ctx.cancel.cancelled() => {
+            _ = ctx.cancel().cancelled() => {
                 process::terminate(&mut child, pgid, within_budget(KILL_GRACE, ctx)).await;
                 ending = Some(Ending::Aborted);
             }

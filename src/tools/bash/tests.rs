@@ -99,7 +99,7 @@ async fn a_background_job_holding_the_pipe_cannot_hang_the_call() {
 #[tokio::test]
 async fn abort_stops_the_command() {
     let h = Harness::new();
-    let cancel = h.ctx.cancel.clone();
+    let cancel = h.ctx.cancel().clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
         cancel.cancel();

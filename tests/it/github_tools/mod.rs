@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 use worker::config::MapEnv;
-use worker::tools::{BashSettings, FileLocks, Leftovers, Tool, ToolContext};
+use worker::tools::{BashSettings, FileLocks, Leftovers, RunServices, Tool, ToolContext};
 
 const TOKEN: &str = "ghp_testtoken123";
 
@@ -57,7 +56,7 @@ impl Gh {
             .unwrap_or_else(|| panic!("no tool {name}"));
         let ctx = ToolContext {
             cwd: Arc::new(self.dir.path().to_path_buf()),
-            cancel: CancellationToken::new(),
+            run: RunServices::detached(),
             progress: Arc::new(|_| {}),
             files: FileLocks::default(),
             leftovers: Leftovers::default(),

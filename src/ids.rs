@@ -1,0 +1,85 @@
+//! Typed ids, checked once where they enter and carried typed from there.
+//!
+//! A run's session id comes from a flag, a resumed file or a new UUIDv7; it names the session
+//! file, travels in Dynamo headers and OTEL attributes, and prefixes every request id, so
+//! nothing downstream re-checks it.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// A session id: 1 to 128 of `A-Z a-z 0-9 - _ . :`, not starting with `.`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct SessionId(String);
+
+/// A text that cannot be a session id; says what one may contain.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with .")]
+pub struct InvalidSessionId(pub String);
+
+impl SessionId {
+    /// A fresh id: a UUIDv7, so ids sort by creation time.
+    pub fn generate() -> SessionId {
+        SessionId(uuid::Uuid::now_v7().to_string())
+    }
+
+    /// `text` as a session id, if it is one.
+    pub fn parse(text: &str) -> Result<SessionId, InvalidSessionId> {
+        let valid = !text.is_empty()
+            && text.len() <= 128
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+            && !text.starts_with('.');
+        if valid {
+            Ok(SessionId(text.to_string()))
+        } else {
+            Err(InvalidSessionId(text.to_string()))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_id_is_parsed_once_or_refused_saying_what_one_is() {
+        assert_eq!(
+            SessionId::parse("phase-2.review:1_a").unwrap().as_str(),
+            "phase-2.review:1_a"
+        );
+        assert!(SessionId::parse(&"a".repeat(128)).is_ok());
+        assert_eq!(SessionId::parse("p:1").unwrap().to_string(), "p:1");
+        // New ids are UUIDv7s: valid ids that sort by creation time.
+        let (first, second) = (SessionId::generate(), SessionId::generate());
+        assert_eq!(SessionId::parse(first.as_str()), Ok(first.clone()));
+        assert_eq!(
+            uuid::Uuid::parse_str(first.as_str())
+                .unwrap()
+                .get_version_num(),
+            7
+        );
+        assert!(first.as_str() < second.as_str());
+        for bad in ["", ".hidden", "a/b", "x y", "a\r\nx", &"a".repeat(129)] {
+            assert_eq!(
+                SessionId::parse(bad).unwrap_err().to_string(),
+                format!(
+                    "'{bad}' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with ."
+                )
+            );
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The extension lifecycle seen from a run: `prepare` runs concurrently with the rest of
+//! startup, the first turn waits for it, and a stopped run does not wait for it.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use worker::extension::Extension;
+
+/// What the extensions saw, with when they saw it.
+#[derive(Default)]
+struct Timeline(Mutex<Vec<(String, Instant)>>);
+
+impl Timeline {
+    fn mark(&self, what: impl Into<String>) {
+        self.0.lock().unwrap().push((what.into(), Instant::now()));
+    }
+
+    fn at(&self, what: &str) -> Instant {
+        let marks = self.0.lock().unwrap();
+        marks
+            .iter()
+            .find(|(seen, _)| seen == what)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no {what} in {:?}",
+                    marks.iter().map(|m| &m.0).collect::<Vec<_>>()
+                )
+            })
+            .1
+    }
+}
+
+/// Prepares for `for_ms` (forever when `None`), and notes the first turn.
+struct Preparing {
+    name: &'static str,
+    for_ms: Option<u64>,
+    timeline: Arc<Timeline>,
+}
+
+impl Extension for Preparing {
+    fn prepare(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.timeline.mark(format!("{} start", self.name));
+            match self.for_ms {
+                Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+                None => std::future::pending::<()>().await,
+            }
+            self.timeline.mark(format!("{} end", self.name));
+        })
+    }
+
+    fn turn_started(&self, turn: u32) {
+        self.timeline.mark(format!("{} turn {turn}", self.name));
+    }
+}
+
+fn replay_config(dir: &std::path::Path) -> worker::RunConfig {
+    let fixture_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/quickstart/model.jsonl");
+    let fixture = worker::llm::fixture::Fixture::load(&fixture_path).unwrap();
+    worker::RunConfig::new(
+        dir.to_path_buf(),
+        worker::config::ModelSource::Replay {
+            path: fixture_path,
+            fixture,
+        },
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preparations_run_together_and_the_first_turn_waits_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = Arc::new(Timeline::default());
+    let mut config = replay_config(dir.path());
+    for (name, ms) in [("a", 400), ("b", 600)] {
+        config.extensions.push(Arc::new(Preparing {
+            name,
+            for_ms: Some(ms),
+            timeline: timeline.clone(),
+        }));
+    }
+    let sink = worker::CollectorSink::default();
+    let result = worker::run(config, "q".into(), Box::new(sink)).await;
+    assert_eq!(result.exit, worker::ExitStatus::Ok);
+    // Together: b started before a finished, so startup took the longer one, not the sum.
+    assert!(timeline.at("b start") < timeline.at("a end"));
+    assert!(timeline.at("a start") < timeline.at("b end"));
+    // The first turn began only once both were ready.
+    let first_turn = timeline.at("a turn 0");
+    assert!(first_turn >= timeline.at("a end"));
+    assert!(first_turn >= timeline.at("b end"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_stopped_while_preparing_ends_within_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = Arc::new(Timeline::default());
+    let mut config = replay_config(dir.path());
+    config.limits.timeout = Some(Duration::from_millis(500));
+    config.extensions.push(Arc::new(Preparing {
+        name: "stuck",
+        for_ms: None,
+        timeline: timeline.clone(),
+    }));
+    let started = Instant::now();
+    let sink = worker::CollectorSink::default();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        worker::run(config, "q".into(), Box::new(sink.clone())),
+    )
+    .await
+    .expect("the run waited for a preparation that never ends");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "waited {:?} for a preparation that never ends",
+        started.elapsed()
+    );
+    assert_eq!(result.exit, worker::ExitStatus::Limit);
+    assert!(
+        timeline
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(what, _)| what == "stuck start")
+    );
+    let last: serde_json::Value = serde_json::from_str(sink.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "usage_snapshot");
+}
