@@ -101,7 +101,7 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
     available.extend(config.extensions.iter().flat_map(|e| e.tools()));
     let tools = match ToolSet::select(available, config.tools.allow.as_deref()) {
         Ok(tools) => tools,
-        Err(message) => return usage_failure(session_id, message),
+        Err(unknown) => return usage_failure(session_id, unknown.to_string()),
     };
     let emitter = Emitter::new(sink, session_id.as_str(), config.retain_records);
     emitter.set_secrets(config.secrets.clone());

@@ -73,7 +73,8 @@ pub fn build_config(
     if let Some(allow) = &mut config.tools.allow {
         warnings.extend(tool_names::keep_offered(allow, &available));
     }
-    crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
+    crate::tools::ToolSet::select(available, config.tools.allow.as_deref())
+        .map_err(|unknown| unknown.to_string())?;
     // Last: the session file is created here, and a usage error must leave nothing behind.
     config.session = match session_setup(args, env, &config, loaded) {
         Ok(setup) => setup,

@@ -234,6 +234,21 @@ pub fn text_result(text: impl Into<String>, details: Option<Value>) -> ToolResul
     }
 }
 
+/// `--tools` named tools that no one offers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown tool{} in --tools: {}. Available: {}",
+    if unknown.len() > 1 { "s" } else { "" },
+    unknown.join(", "),
+    if available.is_empty() { "none".to_string() } else { available.join(", ") }
+)]
+pub struct UnknownTools {
+    /// The names no tool has, in the order given.
+    pub unknown: Vec<String>,
+    /// The tools that could have been named.
+    pub available: Vec<String>,
+}
+
 /// The tools a run offers the model.
 #[derive(Clone, Default)]
 pub struct ToolSet {
@@ -260,7 +275,7 @@ impl ToolSet {
     pub fn select(
         available: Vec<Arc<dyn Tool>>,
         allow: Option<&[String]>,
-    ) -> Result<ToolSet, String> {
+    ) -> Result<ToolSet, UnknownTools> {
         let tools = match allow {
             None => available
                 .into_iter()
@@ -273,17 +288,13 @@ impl ToolSet {
                     .filter(|name| !available.iter().any(|tool| tool.name() == *name))
                     .collect();
                 if !unknown.is_empty() {
-                    let known: Vec<&str> = available.iter().map(|tool| tool.name()).collect();
-                    return Err(format!(
-                        "unknown tool{} in --tools: {}. Available: {}",
-                        if unknown.len() > 1 { "s" } else { "" },
-                        unknown.join(", "),
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    ));
+                    return Err(UnknownTools {
+                        unknown: unknown.into_iter().map(str::to_string).collect(),
+                        available: available
+                            .iter()
+                            .map(|tool| tool.name().to_string())
+                            .collect(),
+                    });
                 }
                 available
                     .into_iter()

@@ -145,9 +145,18 @@ mod toolset {
         let err = ToolSet::select(ToolSet::all_builtin(), Some(&allow))
             .err()
             .unwrap();
+        assert_eq!(err.unknown, ["nope"]);
         assert_eq!(
-            err,
+            err.to_string(),
             "unknown tool in --tools: nope. Available: read, write, edit, bash, grep, find, ls, hashline_edit"
+        );
+        let two = vec!["x".to_string(), "y".to_string()];
+        assert_eq!(
+            ToolSet::select(Vec::new(), Some(&two))
+                .err()
+                .unwrap()
+                .to_string(),
+            "unknown tools in --tools: x, y. Available: none"
         );
     }
 
