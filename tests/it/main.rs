@@ -37,6 +37,7 @@ mod permissions;
 mod prefix_cache;
 mod process;
 mod promises;
+mod providers;
 mod sandbox;
 mod serving;
 mod sessions;
