@@ -2,7 +2,7 @@
 //!
 //! A run's session id comes from a flag, a resumed file or a new UUIDv7; it names the session
 //! file, travels in Dynamo headers and OTEL attributes, and prefixes every request id, so
-//! nothing downstream re-checks it.
+//! nothing downstream re-checks it. A model request's id is derived from it ([`RequestIds`]).
 
 use std::fmt;
 
@@ -51,9 +51,68 @@ impl fmt::Display for SessionId {
     }
 }
 
+/// The `x-request-id` of every model request, derived from the session, so a trace can be
+/// joined without a lookup table:
+///
+/// `<session id>:r<E>:t<N>:a<A>` for turn `N` (from 0) of the run that found the session
+/// file with `E` entries (0 for a new session), attempt `A` (from 1, retries and protocol
+/// resends included); `s<K>` instead of `t<N>` for the run's `K`th compaction summary (from
+/// 0). The entry count only grows, so a resumed session never repeats an id.
+#[derive(Debug, Clone)]
+pub struct RequestIds {
+    run: String,
+}
+
+impl RequestIds {
+    /// The ids of the run of `session` that found its file with `prior_entries` entries.
+    pub fn new(session: &SessionId, prior_entries: usize) -> Self {
+        RequestIds {
+            run: format!("{session}:r{prior_entries}"),
+        }
+    }
+
+    /// The request of turn `turn` (from 0).
+    pub fn turn(&self, turn: u32) -> RequestId {
+        RequestId(format!("{}:t{turn}", self.run))
+    }
+
+    /// The request of the run's `index`th compaction summary (from 0).
+    pub fn summary(&self, index: u32) -> RequestId {
+        RequestId(format!("{}:s{index}", self.run))
+    }
+}
+
+/// One model request's id, without its attempt ([`RequestIds`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RequestId(String);
+
+impl RequestId {
+    /// The `x-request-id` of attempt `attempt` (from 1) of this request.
+    pub fn attempt(&self, attempt: u32) -> String {
+        format!("{}:a{attempt}", self.0)
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_ids_name_the_session_run_turn_and_attempt() {
+        let session = SessionId::parse("phase-1").unwrap();
+        let fresh = RequestIds::new(&session, 0);
+        assert_eq!(fresh.turn(0).attempt(1), "phase-1:r0:t0:a1");
+        assert_eq!(fresh.turn(12).attempt(3), "phase-1:r0:t12:a3");
+        assert_eq!(fresh.summary(2).as_str(), "phase-1:r0:s2");
+        let resumed = RequestIds::new(&session, 7);
+        assert_eq!(resumed.turn(0).attempt(1), "phase-1:r7:t0:a1");
+        assert_ne!(resumed.turn(0), fresh.turn(0));
+    }
 
     #[test]
     fn a_session_id_is_parsed_once_or_refused_saying_what_one_is() {

@@ -40,7 +40,7 @@ use crate::events::{
 };
 use crate::exit::ExitStatus;
 use crate::http::RetryPolicy;
-use crate::ids::SessionId;
+use crate::ids::{RequestIds, SessionId};
 use crate::llm::fixture::{
     FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
@@ -52,7 +52,7 @@ use crate::tools::{
 };
 use ending::{Failure, failure_line};
 use execute::{ExecContext, execute_calls};
-use turn::{RequestIds, TurnContext, TurnEnd, TurnOutcome, request_assistant};
+use turn::{TurnContext, TurnEnd, TurnOutcome, request_assistant};
 
 /// How a run went, for in-process callers (the binary maps it to an exit code).
 #[derive(Debug, Clone)]
@@ -250,7 +250,7 @@ impl Session {
             Some(setup) => (setup.writer, setup.history, setup.prior_entries),
             None => (None, Vec::new(), 0),
         };
-        let request_ids = RequestIds::new(session_id.as_str(), prior_entries);
+        let request_ids = RequestIds::new(&session_id, prior_entries);
         let tool_ctx = ToolContext {
             cwd: Arc::new(config.cwd.clone()),
             run: RunServices::new(

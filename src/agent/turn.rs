@@ -18,6 +18,7 @@ use crate::control::RunControl;
 use crate::events::{AssistantMessage, Emitter, Event, Serving, StopReason, Usage, now_millis};
 use crate::extension::{Exchange, Extension};
 use crate::http::RetryPolicy;
+use crate::ids::RequestId;
 use crate::llm::{
     Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, Response, SseItem,
     SseStream, Transport,
@@ -42,36 +43,8 @@ pub(super) struct TurnContext<'a> {
     pub model: &'a str,
     pub dialect: crate::llm::Dialect,
     pub price: Option<crate::llm::pricing::Price>,
-    /// This request's id without the attempt (see [`RequestIds`]).
-    pub request_id: String,
-}
-
-/// The `x-request-id` of every model request, derived from the session, so a trace can be
-/// joined without a lookup table:
-///
-/// `<session id>:r<E>:t<N>:a<A>` for turn `N` (from 0) of the run that found the session
-/// file with `E` entries (0 for a new session), attempt `A` (from 1, retries and protocol
-/// resends included); `s<K>` instead of `t<N>` for the run's `K`th compaction summary (from
-/// 0). The entry count only grows, so a resumed session never repeats an id.
-#[derive(Debug, Clone)]
-pub(super) struct RequestIds {
-    run: String,
-}
-
-impl RequestIds {
-    pub(super) fn new(session_id: &str, prior_entries: usize) -> Self {
-        RequestIds {
-            run: format!("{session_id}:r{prior_entries}"),
-        }
-    }
-
-    pub(super) fn turn(&self, turn: u32) -> String {
-        format!("{}:t{turn}", self.run)
-    }
-
-    pub(super) fn summary(&self, index: u32) -> String {
-        format!("{}:s{index}", self.run)
-    }
+    /// This request's id without the attempt.
+    pub request_id: RequestId,
 }
 
 pub(super) enum TurnEnd {
@@ -108,7 +81,7 @@ pub(super) async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> Tu
     let mut resends = 0;
     loop {
         requests += 1;
-        let request = prepare(ctx, body, &format!("{}:a{requests}", ctx.request_id));
+        let request = prepare(ctx, body, &ctx.request_id.attempt(requests));
         let attempt = attempt(ctx, &request).await;
         // `shown`: a partial message that was streamed and ended with the error.
         let (error, rejected, shown) = match attempt {
