@@ -384,6 +384,7 @@ fn confine(
         env.get(crate::sandbox::linux::ASSUME_MISSING_VAR)
             .as_deref(),
     )
+    .map_err(|err| err.to_string())
 }
 
 /// The environment, with one variable given a value when it has none.

@@ -2,9 +2,14 @@
 
 use std::net::IpAddr;
 
+/// Why the machine's interfaces cannot be read: the `getifaddrs` failure, as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(transparent)]
+pub(super) struct InterfacesError(#[from] nix::Error);
+
 /// (interface, address) of every address of every interface, up or down.
-pub(super) fn own_addresses() -> Result<Vec<(String, IpAddr)>, String> {
-    let interfaces = nix::ifaddrs::getifaddrs().map_err(|err| err.to_string())?;
+pub(super) fn own_addresses() -> Result<Vec<(String, IpAddr)>, InterfacesError> {
+    let interfaces = nix::ifaddrs::getifaddrs()?;
     Ok(interfaces
         .filter_map(|entry| {
             let address = entry.address?;

@@ -87,7 +87,7 @@ impl Classifier {
     /// A classifier that knows the machine's addresses as they are now.
     pub fn now() -> Classifier {
         Classifier {
-            own: interfaces::own_addresses(),
+            own: interfaces::own_addresses().map_err(|err| err.to_string()),
         }
     }
 

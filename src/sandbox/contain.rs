@@ -34,6 +34,35 @@ use super::launch::SETUP_FAILED;
 /// The first argument that makes worker the containment launcher.
 pub const CONTAIN_ARG: &str = "__contain";
 
+/// Why the containment launcher could not start the command.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ContainError {
+    /// An argument of the command contains a NUL byte.
+    #[error("the command contains a NUL byte")]
+    NulByte {
+        /// The argument's conversion failure.
+        #[source]
+        source: std::ffi::NulError,
+    },
+    /// The launcher was started without a command.
+    #[error("no command to run")]
+    NoCommand,
+    /// The pipe the init reports the shell's status through cannot be made.
+    #[error("pipe: {source}")]
+    Pipe {
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The init cannot be forked.
+    #[error("fork: {source}")]
+    Fork {
+        /// The `fork` failure.
+        #[source]
+        source: nix::Error,
+    },
+}
+
 /// Runs the launcher when worker was started as one; returns its exit status.
 pub fn main_if_contained() -> Option<i32> {
     let mut args = std::env::args_os().skip(1);
@@ -43,8 +72,8 @@ pub fn main_if_contained() -> Option<i32> {
     let command: Vec<OsString> = args.collect();
     Some(match launch(&command) {
         Ok(code) => code,
-        Err(message) => {
-            let _ = writeln!(std::io::stderr(), "worker: {message}");
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "worker: {err}");
             SETUP_FAILED
         }
     })
@@ -64,19 +93,20 @@ fn enter_pid_namespace() -> bool {
         && std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1")).is_ok()
 }
 
-fn launch(command: &[OsString]) -> Result<i32, String> {
+fn launch(command: &[OsString]) -> Result<i32, ContainError> {
     let argv: Vec<CString> = command
         .iter()
         .map(|arg| CString::new(arg.clone().into_vec()))
         .collect::<Result<_, _>>()
-        .map_err(|_| "the command contains a NUL byte".to_string())?;
+        .map_err(|source| ContainError::NulByte { source })?;
     if argv.is_empty() {
-        return Err("no command to run".into());
+        return Err(ContainError::NoCommand);
     }
     let namespaced = enter_pid_namespace();
-    let (status_read, status_write) = std::io::pipe().map_err(|err| format!("pipe: {err}"))?;
+    let (status_read, status_write) =
+        std::io::pipe().map_err(|source| ContainError::Pipe { source })?;
     // SAFETY: single-threaded (a fresh exec); the child runs only this file's plain code.
-    match unsafe { fork() }.map_err(|err| format!("fork: {err}"))? {
+    match unsafe { fork() }.map_err(|source| ContainError::Fork { source })? {
         ForkResult::Child => {
             drop(status_read);
             std::process::exit(init(&argv, namespaced, status_write))

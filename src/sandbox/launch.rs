@@ -62,6 +62,134 @@ pub struct Spec {
     pub max_file_bytes: u64,
 }
 
+/// Why the sandbox could not be set up around a command.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum LaunchError {
+    /// The launcher was started without a command.
+    #[error("no command to run")]
+    NoCommand,
+    /// [`SPEC_VAR`] is missing.
+    #[error("{SPEC_VAR} is not set")]
+    SpecUnset {
+        /// Why the variable could not be read.
+        #[source]
+        source: std::env::VarError,
+    },
+    /// [`SPEC_VAR`] is not a [`Spec`].
+    #[error("{SPEC_VAR}: {source}")]
+    SpecInvalid {
+        /// What is wrong with it.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The namespaces cannot be created.
+    #[error("cannot create namespaces: {source}")]
+    Namespaces {
+        /// The `unshare` failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// `/proc/self/setgroups` cannot be written.
+    #[error("setgroups: {source}")]
+    Setgroups {
+        /// The write's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `/proc/self/uid_map` cannot be written.
+    #[error("uid_map: {source}")]
+    UidMap {
+        /// The write's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `/proc/self/gid_map` cannot be written.
+    #[error("gid_map: {source}")]
+    GidMap {
+        /// The write's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The proxy's forwarder cannot listen inside the namespace.
+    #[error("cannot listen for the proxy: {source}")]
+    ProxyListen {
+        /// The bind's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The mounts cannot be made private to the namespace.
+    #[error("cannot make the mounts private: {source}")]
+    PrivateMounts {
+        /// The mount's failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// A process cannot be forked.
+    #[error("fork: {source}")]
+    Fork {
+        /// The `fork` failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// The init cannot ask to die with the launcher.
+    #[error("prctl: {source}")]
+    DeathSignal {
+        /// The `prctl` failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// The working directory cannot be read.
+    #[error("working directory: {source}")]
+    WorkingDirectory {
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The command's view of the filesystem cannot be built.
+    #[error(transparent)]
+    View(#[from] super::view::ViewError),
+    /// The working directory cannot be entered again in the view.
+    #[error("cannot enter {}: {source}", path.display())]
+    EnterWorkingDirectory {
+        /// The working directory.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file size limit cannot be set.
+    #[error("RLIMIT_FSIZE: {source}")]
+    FileSizeLimit {
+        /// The `setrlimit` failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// The Landlock ruleset cannot be made or applied.
+    #[error("Landlock: {source}")]
+    Landlock {
+        /// The failure.
+        #[source]
+        source: landlock::RulesetError,
+    },
+    /// The kernel accepted the ruleset but enforces none of it.
+    #[error("Landlock is not enforced by this kernel")]
+    LandlockNotEnforced,
+    /// `SIGCHLD` cannot be blocked.
+    #[error("sigprocmask: {source}")]
+    SignalMask {
+        /// The failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// An argument of the command contains a NUL byte.
+    #[error("the command contains a NUL byte")]
+    NulByte {
+        /// The argument's conversion failure.
+        #[source]
+        source: std::ffi::NulError,
+    },
+}
+
 /// Devices commands may write to although `/dev` is read-only.
 const WRITABLE_DEVICES: &[&str] = &[
     "/dev/null",
@@ -89,20 +217,22 @@ pub fn main_if_launcher() -> Option<i32> {
     let command: Vec<OsString> = args.collect();
     Some(match launch(&command) {
         Ok(code) => code,
-        Err(message) => {
-            say(&message);
+        Err(err) => {
+            say(&err.to_string());
             SETUP_FAILED
         }
     })
 }
 
-fn launch(command: &[OsString]) -> Result<i32, String> {
+fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
     if command.is_empty() {
-        return Err("no command to run".into());
+        return Err(LaunchError::NoCommand);
     }
     let spec: Spec = std::env::var(SPEC_VAR)
-        .map_err(|_| format!("{SPEC_VAR} is not set"))
-        .and_then(|text| serde_json::from_str(&text).map_err(|err| format!("{SPEC_VAR}: {err}")))?;
+        .map_err(|source| LaunchError::SpecUnset { source })
+        .and_then(|text| {
+            serde_json::from_str(&text).map_err(|source| LaunchError::SpecInvalid { source })
+        })?;
     // SAFETY: single-threaded here (a fresh exec), so changing the environment is sound.
     unsafe { std::env::remove_var(SPEC_VAR) };
     // Before the namespaces: only the real user may make a cgroup. Its hard cap sits a little
@@ -119,18 +249,19 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
     if spec.no_network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    unshare(flags).map_err(|err| format!("cannot create namespaces: {err}"))?;
-    std::fs::write("/proc/self/setgroups", "deny").map_err(|err| format!("setgroups: {err}"))?;
+    unshare(flags).map_err(|source| LaunchError::Namespaces { source })?;
+    std::fs::write("/proc/self/setgroups", "deny")
+        .map_err(|source| LaunchError::Setgroups { source })?;
     std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))
-        .map_err(|err| format!("uid_map: {err}"))?;
+        .map_err(|source| LaunchError::UidMap { source })?;
     std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))
-        .map_err(|err| format!("gid_map: {err}"))?;
+        .map_err(|source| LaunchError::GidMap { source })?;
     let forwarder = if spec.no_network {
         loopback_up();
         match &spec.proxy_socket {
             Some(socket) => Some((
                 std::net::TcpListener::bind(("127.0.0.1", super::proxy::INSIDE_PORT))
-                    .map_err(|err| format!("cannot listen for the proxy: {err}"))?,
+                    .map_err(|source| LaunchError::ProxyListen { source })?,
                 socket.clone(),
             )),
             None => None,
@@ -146,9 +277,9 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
         MsFlags::MS_REC | MsFlags::MS_PRIVATE,
         None::<&str>,
     )
-    .map_err(|err| format!("cannot make the mounts private: {err}"))?;
+    .map_err(|source| LaunchError::PrivateMounts { source })?;
     // SAFETY: single-threaded; the child only continues this function's plain code.
-    match unsafe { fork() }.map_err(|err| format!("fork: {err}"))? {
+    match unsafe { fork() }.map_err(|source| LaunchError::Fork { source })? {
         ForkResult::Parent { child } => {
             // This process may not start threads (its children live in another PID
             // namespace), so the forwarder is a process of its own, in the sandbox's.
@@ -169,8 +300,8 @@ fn launch(command: &[OsString]) -> Result<i32, String> {
         ForkResult::Child => {
             let code = match init(&spec, command) {
                 Ok(code) => code,
-                Err(message) => {
-                    say(&message);
+                Err(err) => {
+                    say(&err.to_string());
                     SETUP_FAILED
                 }
             };
@@ -299,11 +430,12 @@ fn forward(listener: &std::net::TcpListener, socket: &Path) {
 }
 
 /// PID 1 of the sandbox.
-fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|err| format!("prctl: {err}"))?;
+fn init(spec: &Spec, command: &[OsString]) -> Result<i32, LaunchError> {
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
+        .map_err(|source| LaunchError::DeathSignal { source })?;
     // A mount namespace of the init's own: the launcher (and the proxy forwarder) keep the
     // view they had, and only the command's is made read-only.
-    unshare(CloneFlags::CLONE_NEWNS).map_err(|err| format!("cannot create namespaces: {err}"))?;
+    unshare(CloneFlags::CLONE_NEWNS).map_err(|source| LaunchError::Namespaces { source })?;
     let proc_mounted = mount(
         Some("proc"),
         "/proc",
@@ -314,30 +446,32 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, String> {
     .is_ok();
     // The working directory is entered again once the view is built: the one the launcher was
     // started in belongs to the mounts beneath the view, where no credential is covered.
-    let cwd = std::env::current_dir().map_err(|err| format!("working directory: {err}"))?;
+    let cwd = std::env::current_dir().map_err(|source| LaunchError::WorkingDirectory { source })?;
     super::view::build(spec)?;
-    std::env::set_current_dir(&cwd)
-        .map_err(|err| format!("cannot enter {}: {err}", cwd.display()))?;
+    std::env::set_current_dir(&cwd).map_err(|source| LaunchError::EnterWorkingDirectory {
+        path: cwd.clone(),
+        source,
+    })?;
     set_limits(spec)?;
     restrict_filesystem(spec)?;
     let mut signals = SigSet::empty();
     signals.add(Signal::SIGCHLD);
     signals
         .thread_block()
-        .map_err(|err| format!("sigprocmask: {err}"))?;
+        .map_err(|source| LaunchError::SignalMask { source })?;
     let argv: Vec<CString> = command
         .iter()
         .map(|arg| CString::new(arg.clone().into_vec()))
         .collect::<Result<_, _>>()
-        .map_err(|_| "the command contains a NUL byte".to_string())?;
+        .map_err(|source| LaunchError::NulByte { source })?;
     // SAFETY: single-threaded; the child only unblocks signals and execs.
-    let shell = match unsafe { fork() }.map_err(|err| format!("fork: {err}"))? {
+    let shell = match unsafe { fork() }.map_err(|source| LaunchError::Fork { source })? {
         ForkResult::Child => {
             let _ = signals.thread_unblock();
             if spec.no_network
-                && let Err(message) = super::seccomp::deny_unix_sockets()
+                && let Err(err) = super::seccomp::deny_unix_sockets()
             {
-                say(&message);
+                say(&err.to_string());
                 std::process::exit(SETUP_FAILED);
             }
             // The tree runs below the init's priority, so a tree that hogs the CPUs (a fork
@@ -446,18 +580,18 @@ fn wait_signal(signals: &SigSet, timeout: Duration) {
 /// `RLIMIT_FSIZE`. (Not `RLIMIT_NPROC`: it counts every process of the user on the machine,
 /// worker's own threads included, so it would fail the commands of a busy worker; the init's
 /// count is the process limit.)
-fn set_limits(spec: &Spec) -> Result<(), String> {
+fn set_limits(spec: &Spec) -> Result<(), LaunchError> {
     use nix::sys::resource::{Resource, setrlimit};
     setrlimit(
         Resource::RLIMIT_FSIZE,
         spec.max_file_bytes,
         spec.max_file_bytes,
     )
-    .map_err(|err| format!("RLIMIT_FSIZE: {err}"))
+    .map_err(|source| LaunchError::FileSizeLimit { source })
 }
 
 /// Landlock: read and execute everywhere, everything in the writable roots and devices.
-fn restrict_filesystem(spec: &Spec) -> Result<(), String> {
+fn restrict_filesystem(spec: &Spec) -> Result<(), LaunchError> {
     use landlock::{
         ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
         path_beneath_rules,
@@ -478,11 +612,9 @@ fn restrict_filesystem(spec: &Spec) -> Result<(), String> {
             ruleset.add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
         })
         .and_then(|ruleset| ruleset.restrict_self())
-        .map_err(|err| format!("Landlock: {err}"))
+        .map_err(|source| LaunchError::Landlock { source })
         .and_then(|status| match status.ruleset {
-            landlock::RulesetStatus::NotEnforced => {
-                Err("Landlock is not enforced by this kernel".to_string())
-            }
+            landlock::RulesetStatus::NotEnforced => Err(LaunchError::LandlockNotEnforced),
             _ => Ok(()),
         })
 }

@@ -62,12 +62,25 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".kube",
 ];
 
+/// What the kernel lacks for `--sandbox linux`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PreflightError {
+    /// Unprivileged user namespaces (with mount and PID namespaces inside them) are not allowed.
+    #[error(
+        "--sandbox linux needs unprivileged user namespaces (with mount and PID namespaces), which this kernel does not allow (see /proc/sys/kernel/unprivileged_userns_clone, /proc/sys/user/max_user_namespaces)"
+    )]
+    UserNamespaces,
+    /// Landlock is not available.
+    #[error(
+        "--sandbox linux needs Landlock (ABI 1 or later, Linux 5.13+ with landlock in the lsm= list), which this kernel does not provide"
+    )]
+    Landlock,
+}
+
 /// Checks that the kernel gives the launcher what it needs; the error names what is missing.
-pub fn preflight(assume_missing: Option<&str>) -> Result<(), String> {
+pub fn preflight(assume_missing: Option<&str>) -> Result<(), PreflightError> {
     if assume_missing == Some("userns") || !user_namespaces() {
-        return Err(
-            "--sandbox linux needs unprivileged user namespaces (with mount and PID namespaces), which this kernel does not allow (see /proc/sys/kernel/unprivileged_userns_clone, /proc/sys/user/max_user_namespaces)".into(),
-        );
+        return Err(PreflightError::UserNamespaces);
     }
     let abi = if assume_missing == Some("landlock") {
         0
@@ -75,9 +88,7 @@ pub fn preflight(assume_missing: Option<&str>) -> Result<(), String> {
         landlock_abi()
     };
     if abi < 1 {
-        return Err(
-            "--sandbox linux needs Landlock (ABI 1 or later, Linux 5.13+ with landlock in the lsm= list), which this kernel does not provide".into(),
-        );
+        return Err(PreflightError::Landlock);
     }
     Ok(())
 }

@@ -32,6 +32,58 @@ pub enum Backend {
     Linux,
 }
 
+/// Why sandbox settings are refused, or the `linux` backend cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// `--sandbox` names a backend agentic-pi knows and worker does not provide.
+    #[error(
+        "the {backend} backend is not available in worker; supported: {}",
+        Backend::SUPPORTED
+    )]
+    UnavailableBackend {
+        /// The backend asked for.
+        backend: String,
+    },
+    /// `--sandbox` names no backend at all.
+    #[error(
+        "unknown sandbox backend '{backend}'; supported: {}",
+        Backend::SUPPORTED
+    )]
+    UnknownBackend {
+        /// The backend asked for.
+        backend: String,
+    },
+    /// A `--sandbox-env` value without `=`.
+    #[error("expected KEY=VAL, got '{value}'")]
+    NotAnEnvPair {
+        /// The value given.
+        value: String,
+    },
+    /// A `--sandbox-env` key that is not a POSIX variable name.
+    #[error("KEY must be a POSIX variable name (letters, digits, _), got '{key}'")]
+    InvalidEnvKey {
+        /// The key given.
+        key: String,
+    },
+    /// The kernel cannot run the `linux` backend.
+    #[error(transparent)]
+    Preflight(#[from] linux::PreflightError),
+    /// worker's own binary, which launches every command, cannot be found.
+    #[error("--sandbox linux: cannot find worker's own binary: {source}")]
+    OwnBinary {
+        /// Why `current_exe` failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An `--allow-host` entry is invalid.
+    #[error("--allow-host: {source}")]
+    AllowHost {
+        /// The invalid entry.
+        #[source]
+        source: proxy::InvalidHost,
+    },
+}
+
 /// Backends agentic-pi knows that worker does not provide.
 const FOREIGN: &[&str] = &["gondolin"];
 
@@ -40,18 +92,16 @@ impl Backend {
     pub const SUPPORTED: &'static str = "none, linux";
 
     /// Parses `--sandbox`; an unsupported backend is an error naming the supported ones.
-    pub fn parse(value: &str) -> Result<Backend, String> {
+    pub fn parse(value: &str) -> Result<Backend, SettingsError> {
         match value.trim() {
             "none" => Ok(Backend::None),
             "linux" => Ok(Backend::Linux),
-            other if FOREIGN.contains(&other) => Err(format!(
-                "the {other} backend is not available in worker; supported: {}",
-                Backend::SUPPORTED
-            )),
-            other => Err(format!(
-                "unknown sandbox backend '{other}'; supported: {}",
-                Backend::SUPPORTED
-            )),
+            other if FOREIGN.contains(&other) => Err(SettingsError::UnavailableBackend {
+                backend: other.to_string(),
+            }),
+            other => Err(SettingsError::UnknownBackend {
+                backend: other.to_string(),
+            }),
         }
     }
 
@@ -65,9 +115,11 @@ impl Backend {
 }
 
 /// `--sandbox-env KEY=VAL`: a POSIX variable name and any value.
-pub fn parse_env_pair(value: &str) -> Result<(String, String), String> {
+pub fn parse_env_pair(value: &str) -> Result<(String, String), SettingsError> {
     let Some((key, val)) = value.split_once('=') else {
-        return Err(format!("expected KEY=VAL, got '{value}'"));
+        return Err(SettingsError::NotAnEnvPair {
+            value: value.to_string(),
+        });
     };
     let mut chars = key.chars();
     let valid = chars
@@ -75,16 +127,16 @@ pub fn parse_env_pair(value: &str) -> Result<(String, String), String> {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid {
-        return Err(format!(
-            "KEY must be a POSIX variable name (letters, digits, _), got '{key}'"
-        ));
+        return Err(SettingsError::InvalidEnvKey {
+            key: key.to_string(),
+        });
     }
     Ok((key.to_string(), val.to_string()))
 }
 
 /// `--allow-host HOST[:PORT]`: a host name, `*.DOMAIN` or an address, optionally with a port,
 /// in its canonical spelling ([`proxy::AllowedHost`]).
-pub fn parse_host(value: &str) -> Result<String, String> {
+pub fn parse_host(value: &str) -> Result<String, proxy::InvalidHost> {
     proxy::AllowedHost::parse(value).map(|host| host.to_string())
 }
 
@@ -134,11 +186,10 @@ impl Confinement {
         cwd: &Path,
         hidden: Vec<PathBuf>,
         assume_missing: Option<&str>,
-    ) -> Result<Confinement, String> {
+    ) -> Result<Confinement, SettingsError> {
         let started = std::time::Instant::now();
         linux::preflight(assume_missing)?;
-        let exe = std::env::current_exe()
-            .map_err(|err| format!("--sandbox linux: cannot find worker's own binary: {err}"))?;
+        let exe = std::env::current_exe().map_err(|source| SettingsError::OwnBinary { source })?;
         // The file tools write only in the working directory (commands also have a private
         // temp directory, which they name through TMPDIR).
         let policy = Arc::new(PathPolicy::new(&[cwd.to_path_buf()], &hidden));
@@ -162,7 +213,7 @@ impl Confinement {
             .as_deref()
             .map(proxy::Allowlist::parse)
             .transpose()
-            .map_err(|err| format!("--allow-host: {err}"))?;
+            .map_err(|source| SettingsError::AllowHost { source })?;
         let mut runner = linux::LinuxRunner::new(exe, hidden, settings.no_network, allow_hosts);
         if let Some(max) = settings.max_processes {
             runner.max_processes = max;

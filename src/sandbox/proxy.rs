@@ -34,7 +34,7 @@ use crate::net::Classifier;
 pub mod allow;
 pub mod request;
 
-pub use allow::{AllowedHost, Allowlist};
+pub use allow::{AllowedHost, Allowlist, InvalidHost};
 use request::{Request, Target};
 
 /// The port the launcher listens on inside each command's namespace.
@@ -77,7 +77,7 @@ async fn serve(mut client: UnixStream, hosts: &Allowlist) -> std::io::Result<()>
         match request::parse(&read) {
             Ok(Some(request)) => break request,
             Ok(None) => {}
-            Err(reason) => return refuse(client, Refusal::Forbidden(reason)).await,
+            Err(reason) => return refuse(client, Refusal::Forbidden(reason.to_string())).await,
         }
         let mut chunk = [0u8; 8192];
         let count = client.read(&mut chunk).await?;

@@ -73,9 +73,28 @@ fn program() -> Vec<libc::sock_filter> {
     ]
 }
 
+/// Why the socket filter could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SeccompError {
+    /// `PR_SET_NO_NEW_PRIVS`, which an unprivileged filter needs, failed.
+    #[error("no_new_privs: {source}")]
+    NoNewPrivs {
+        /// The `prctl` failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel refused the filter.
+    #[error("cannot install the socket filter: {source}")]
+    Install {
+        /// The `seccomp` failure.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Installs the filter on this thread (and what it starts). Call in the command's process,
 /// after everything that needs Unix sockets is set up.
-pub(super) fn deny_unix_sockets() -> Result<(), String> {
+pub(super) fn deny_unix_sockets() -> Result<(), SeccompError> {
     let mut filter = program();
     let prog = libc::sock_fprog {
         len: filter.len() as u16,
@@ -85,7 +104,9 @@ pub(super) fn deny_unix_sockets() -> Result<(), String> {
     // call.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
+            return Err(SeccompError::NoNewPrivs {
+                source: std::io::Error::last_os_error(),
+            });
         }
         if libc::syscall(
             libc::SYS_seccomp,
@@ -94,10 +115,9 @@ pub(super) fn deny_unix_sockets() -> Result<(), String> {
             &prog as *const libc::sock_fprog,
         ) != 0
         {
-            return Err(format!(
-                "cannot install the socket filter: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(SeccompError::Install {
+                source: std::io::Error::last_os_error(),
+            });
         }
     }
     Ok(())

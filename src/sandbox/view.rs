@@ -35,8 +35,97 @@ pub(super) const SHM_SIZE: &str = "256m";
 /// Temp directories replaced by the run's private one.
 const SHARED_TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp"];
 
+/// Why the command's view of the filesystem could not be built.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ViewError {
+    /// A path to keep below a covered temp directory cannot be opened.
+    #[error("cannot keep {}: {source}", path.display())]
+    KeepOpen {
+        /// The path to keep.
+        path: PathBuf,
+        /// The `open` failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// A temp directory cannot be covered with the private one.
+    #[error("cannot make {} private: {source}", target.display())]
+    Cover {
+        /// The temp directory.
+        target: PathBuf,
+        /// The bind mount's failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// The mount point for a kept path cannot be made in the private temp directory.
+    #[error("cannot keep {}: {source}", path.display())]
+    KeepMountPoint {
+        /// The path to keep.
+        path: PathBuf,
+        /// Why the directory or file could not be made.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A kept path cannot be bound back in place.
+    #[error("cannot keep {}: {source}", path.display())]
+    KeepBind {
+        /// The path to keep.
+        path: PathBuf,
+        /// The bind mount's failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// A credential cannot be covered.
+    #[error("cannot hide {}: {source}", path.display())]
+    Hide {
+        /// The credential's path.
+        path: PathBuf,
+        /// The mount's failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// A writable root cannot be made a mount of its own.
+    #[error("cannot mount {}: {source}", root.display())]
+    Mount {
+        /// The writable root.
+        root: PathBuf,
+        /// The bind mount's failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// The mounts cannot be made read-only.
+    #[error("cannot make the filesystem read-only: {source}")]
+    ReadOnly {
+        /// The `mount_setattr` failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A writable root cannot be made writable again.
+    #[error("cannot make {} writable: {source}", root.display())]
+    Writable {
+        /// The writable root.
+        root: PathBuf,
+        /// The `mount_setattr` failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The private `/dev/shm` cannot be mounted.
+    #[error("cannot make /dev/shm private: {source}")]
+    Shm {
+        /// The mount's failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// The private `/dev/mqueue` cannot be mounted.
+    #[error("cannot make /dev/mqueue private: {source}")]
+    Mqueue {
+        /// The mount's failure.
+        #[source]
+        source: nix::Error,
+    },
+}
+
 /// Builds the view in the current (fresh) mount namespace.
-pub(super) fn build(spec: &Spec) -> Result<(), String> {
+pub(super) fn build(spec: &Spec) -> Result<(), ViewError> {
     let keep = kept_paths(spec);
     let mut covered: Vec<PathBuf> = Vec::new();
     for dir in SHARED_TEMP_DIRS {
@@ -74,7 +163,7 @@ fn kept_paths(spec: &Spec) -> Vec<PathBuf> {
 
 /// Mounts `source` over `target`, then binds each kept path below `target` back where it was
 /// (through a descriptor opened before the cover, so the original is what comes back).
-fn cover(target: &Path, source: &Path, keep: &[PathBuf]) -> Result<(), String> {
+fn cover(target: &Path, source: &Path, keep: &[PathBuf]) -> Result<(), ViewError> {
     let below: Vec<(&PathBuf, OwnedFd)> = keep
         .iter()
         .filter(|path| path.starts_with(target) && path.as_path() != target)
@@ -85,11 +174,16 @@ fn cover(target: &Path, source: &Path, keep: &[PathBuf]) -> Result<(), String> {
                 Mode::empty(),
             )
             .map(|fd| (path, fd))
-            .map_err(|err| format!("cannot keep {}: {err}", path.display()))
+            .map_err(|source| ViewError::KeepOpen {
+                path: path.clone(),
+                source,
+            })
         })
         .collect::<Result<_, _>>()?;
-    bind(source, target, false)
-        .map_err(|err| format!("cannot make {} private: {err}", target.display()))?;
+    bind(source, target, false).map_err(|err| ViewError::Cover {
+        target: target.to_path_buf(),
+        source: err,
+    })?;
     for (path, fd) in below {
         let is_dir = std::fs::metadata(fd_path(&fd)).is_ok_and(|meta| meta.is_dir());
         if is_dir {
@@ -99,9 +193,14 @@ fn cover(target: &Path, source: &Path, keep: &[PathBuf]) -> Result<(), String> {
                 .map_or(Ok(()), std::fs::create_dir_all)
                 .and_then(|()| std::fs::write(path, b""))
         }
-        .map_err(|err| format!("cannot keep {}: {err}", path.display()))?;
-        bind(&fd_path(&fd), path, true)
-            .map_err(|err| format!("cannot keep {}: {err}", path.display()))?;
+        .map_err(|source| ViewError::KeepMountPoint {
+            path: path.clone(),
+            source,
+        })?;
+        bind(&fd_path(&fd), path, true).map_err(|source| ViewError::KeepBind {
+            path: path.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -119,7 +218,7 @@ fn bind(source: &Path, target: &Path, recursive: bool) -> nix::Result<()> {
 }
 
 /// Covers a credential: an empty read-only tmpfs over a directory, `/dev/null` over a file.
-fn hide(path: &Path) -> Result<(), String> {
+fn hide(path: &Path) -> Result<(), ViewError> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
@@ -134,7 +233,10 @@ fn hide(path: &Path) -> Result<(), String> {
     } else {
         bind(Path::new("/dev/null"), path, false)
     };
-    result.map_err(|err| format!("cannot hide {}: {err}", path.display()))
+    result.map_err(|source| ViewError::Hide {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// `struct mount_attr` of `mount_setattr(2)`.
@@ -183,22 +285,28 @@ fn mount_setattr(path: &Path, recursive: bool, set: u64, clear: u64) -> std::io:
 
 /// Every mount read-only, then each writable root (made a mount of its own first) writable
 /// again. A mount below a root that the host made read-only stays read-only.
-fn read_only_except(writable: &[PathBuf]) -> Result<(), String> {
+fn read_only_except(writable: &[PathBuf]) -> Result<(), ViewError> {
     for root in writable {
-        bind(root, root, true).map_err(|err| format!("cannot mount {}: {err}", root.display()))?;
+        bind(root, root, true).map_err(|source| ViewError::Mount {
+            root: root.clone(),
+            source,
+        })?;
     }
     mount_setattr(Path::new("/"), true, MOUNT_ATTR_RDONLY, 0)
-        .map_err(|err| format!("cannot make the filesystem read-only: {err}"))?;
+        .map_err(|source| ViewError::ReadOnly { source })?;
     for root in writable {
         mount_setattr(root, true, 0, MOUNT_ATTR_RDONLY)
             .or_else(|_| mount_setattr(root, false, 0, MOUNT_ATTR_RDONLY))
-            .map_err(|err| format!("cannot make {} writable: {err}", root.display()))?;
+            .map_err(|source| ViewError::Writable {
+                root: root.clone(),
+                source,
+            })?;
     }
     Ok(())
 }
 
 /// A fresh `/dev/shm` and `/dev/mqueue`, where the host has them.
-fn private_ipc_mounts() -> Result<(), String> {
+fn private_ipc_mounts() -> Result<(), ViewError> {
     let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
     if Path::new("/dev/shm").is_dir() {
         mount(
@@ -208,7 +316,7 @@ fn private_ipc_mounts() -> Result<(), String> {
             flags,
             Some(format!("size={SHM_SIZE},mode=1777").as_str()),
         )
-        .map_err(|err| format!("cannot make /dev/shm private: {err}"))?;
+        .map_err(|source| ViewError::Shm { source })?;
     }
     if Path::new("/dev/mqueue").is_dir() {
         mount(
@@ -218,7 +326,7 @@ fn private_ipc_mounts() -> Result<(), String> {
             flags | MsFlags::MS_NOEXEC,
             None::<&str>,
         )
-        .map_err(|err| format!("cannot make /dev/mqueue private: {err}"))?;
+        .map_err(|source| ViewError::Mqueue { source })?;
     }
     Ok(())
 }

@@ -14,6 +14,14 @@ use url::Host;
 /// The ports an entry without one admits: HTTPS and HTTP.
 pub const DEFAULT_PORTS: [u16; 2] = [443, 80];
 
+/// An `--allow-host` entry that is none of the forms an entry may take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected HOST, *.DOMAIN or an IP address, optionally with :PORT (1-65535), got '{value}'")]
+pub struct InvalidHost {
+    /// The entry as given.
+    pub value: String,
+}
+
 /// What an entry names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Pattern {
@@ -34,11 +42,9 @@ pub struct AllowedHost {
 
 impl AllowedHost {
     /// Parses an entry; the error says what is expected.
-    pub fn parse(value: &str) -> Result<AllowedHost, String> {
-        let expected = || {
-            format!(
-                "expected HOST, *.DOMAIN or an IP address, optionally with :PORT (1-65535), got '{value}'"
-            )
+    pub fn parse(value: &str) -> Result<AllowedHost, InvalidHost> {
+        let expected = || InvalidHost {
+            value: value.to_string(),
         };
         let text = value.trim();
         if let Ok(ip) = text.parse::<IpAddr>() {
@@ -144,7 +150,7 @@ pub struct Allowlist {
 
 impl Allowlist {
     /// Parses each `--allow-host` value; the first invalid one is the error.
-    pub fn parse<S: AsRef<str>>(values: &[S]) -> Result<Allowlist, String> {
+    pub fn parse<S: AsRef<str>>(values: &[S]) -> Result<Allowlist, InvalidHost> {
         let entries = values
             .iter()
             .map(|value| AllowedHost::parse(value.as_ref()))

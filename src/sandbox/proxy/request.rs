@@ -43,6 +43,79 @@ impl std::fmt::Display for Target {
     }
 }
 
+/// Why a request is refused before anything is sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// The head is not complete within [`MAX_HEAD`] bytes.
+    #[error("a request head over {} KiB", MAX_HEAD / 1024)]
+    HeadTooLarge,
+    /// The bytes are not an HTTP/1.x request head.
+    #[error("not an HTTP/1.x request ({source})")]
+    NotHttp {
+        /// What the parser found wrong.
+        #[source]
+        source: httparse::Error,
+    },
+    /// A CONNECT whose target is not `HOST:PORT`.
+    #[error("CONNECT needs HOST:PORT, not '{target}'")]
+    ConnectTarget {
+        /// The request-target as sent.
+        target: String,
+    },
+    /// A request-target that is not an absolute URL with a host.
+    #[error("a proxy request names its host: CONNECT HOST:PORT or an http:// URL, not '{target}'")]
+    NotAbsolute {
+        /// The request-target as sent.
+        target: String,
+    },
+    /// A URL of another scheme than `http`.
+    #[error("only http:// URLs are forwarded ({scheme}:// goes through a CONNECT tunnel)")]
+    Scheme {
+        /// The URL's scheme.
+        scheme: String,
+    },
+    /// A URL without a host or a port.
+    #[error("'{target}' names no host")]
+    NoHost {
+        /// The request-target as sent.
+        target: String,
+    },
+    /// Two or more `Host` headers.
+    #[error("more than one Host header")]
+    HostHeaders,
+    /// A `Host` header naming another host or port than the request-target.
+    #[error("the Host header names '{value}', not the request's host {target}")]
+    HostMismatch {
+        /// The header's value, trimmed.
+        value: String,
+        /// The request-target's host and port.
+        target: Target,
+    },
+    /// A `Transfer-Encoding` header.
+    #[error(
+        "a request body needs a Content-Length; Transfer-Encoding ({encoding}) is not forwarded"
+    )]
+    TransferEncoding {
+        /// The header's value, trimmed.
+        encoding: String,
+    },
+    /// A `Content-Length` that is not a number.
+    #[error("Content-Length '{value}' is not a length")]
+    ContentLength {
+        /// The header's value.
+        value: String,
+    },
+    /// Two or more `Content-Length` headers.
+    #[error("more than one Content-Length header")]
+    ContentLengths,
+    /// Bytes past the body: a second request on the connection.
+    #[error("one request per connection: {extra} more bytes follow the request")]
+    Pipelined {
+        /// How many bytes follow the body.
+        extra: u64,
+    },
+}
+
 /// A request the proxy may act on.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Request {
@@ -69,16 +142,16 @@ pub enum Request {
 
 /// Parses what has been read so far: `Ok(None)` while the head is incomplete, the request
 /// once it is, or why it is refused.
-pub fn parse(read: &[u8]) -> Result<Option<Request>, String> {
+pub fn parse(read: &[u8]) -> Result<Option<Request>, RequestError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
     let head_length = match request.parse(read) {
         Ok(httparse::Status::Complete(length)) => length,
         Ok(httparse::Status::Partial) if read.len() > MAX_HEAD => {
-            return Err(format!("a request head over {} KiB", MAX_HEAD / 1024));
+            return Err(RequestError::HeadTooLarge);
         }
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(err) => return Err(format!("not an HTTP/1.x request ({err})")),
+        Err(source) => return Err(RequestError::NotHttp { source }),
     };
     let early = read[head_length..].to_vec();
     let (method, target) = (
@@ -86,24 +159,26 @@ pub fn parse(read: &[u8]) -> Result<Option<Request>, String> {
         request.path.unwrap_or_default(),
     );
     if method.eq_ignore_ascii_case("CONNECT") {
-        let target =
-            authority(target).ok_or_else(|| format!("CONNECT needs HOST:PORT, not '{target}'"))?;
+        let target = authority(target).ok_or_else(|| RequestError::ConnectTarget {
+            target: target.to_string(),
+        })?;
         return Ok(Some(Request::Connect { target, early }));
     }
     let url = url::Url::parse(target)
         .ok()
         .filter(|url| url.has_host())
-        .ok_or_else(|| {
-            format!("a proxy request names its host: CONNECT HOST:PORT or an http:// URL, not '{target}'")
+        .ok_or_else(|| RequestError::NotAbsolute {
+            target: target.to_string(),
         })?;
     if url.scheme() != "http" {
-        return Err(format!(
-            "only http:// URLs are forwarded ({}:// goes through a CONNECT tunnel)",
-            url.scheme()
-        ));
+        return Err(RequestError::Scheme {
+            scheme: url.scheme().to_string(),
+        });
     }
     let (Some(host), Some(port)) = (url.host(), url.port_or_known_default()) else {
-        return Err(format!("'{target}' names no host"));
+        return Err(RequestError::NoHost {
+            target: target.to_string(),
+        });
     };
     let target = Target {
         host: host.to_owned(),
@@ -113,10 +188,9 @@ pub fn parse(read: &[u8]) -> Result<Option<Request>, String> {
     check_host_header(headers.clone(), &target)?;
     let body_length = body_length(headers.clone())?;
     if early.len() as u64 > body_length {
-        return Err(format!(
-            "one request per connection: {} more bytes follow the request",
-            early.len() as u64 - body_length
-        ));
+        return Err(RequestError::Pipelined {
+            extra: early.len() as u64 - body_length,
+        });
     }
     let head = origin_head(method, &url, request.version.unwrap_or(1), headers, &target);
     Ok(Some(Request::Http {
@@ -152,12 +226,12 @@ fn named<'a, 'h: 'a>(
 fn check_host_header<'a, 'h: 'a>(
     headers: impl Iterator<Item = &'a httparse::Header<'h>> + Clone,
     target: &Target,
-) -> Result<(), String> {
+) -> Result<(), RequestError> {
     let values: Vec<&[u8]> = named(headers, "host").collect();
     let value = match values.as_slice() {
         [] => return Ok(()),
         [one] => String::from_utf8_lossy(one).trim().to_string(),
-        _ => return Err("more than one Host header".into()),
+        _ => return Err(RequestError::HostHeaders),
     };
     let named = (!value.contains(['/', '@', '?', '#', '\\']))
         .then(|| url::Url::parse(&format!("http://{value}/")).ok())
@@ -165,21 +239,21 @@ fn check_host_header<'a, 'h: 'a>(
         .and_then(|url| Some((url.host()?.to_owned(), url.port_or_known_default()?)));
     match named {
         Some((host, port)) if host == target.host && port == target.port => Ok(()),
-        _ => Err(format!(
-            "the Host header names '{value}', not the request's host {target}"
-        )),
+        _ => Err(RequestError::HostMismatch {
+            value,
+            target: target.clone(),
+        }),
     }
 }
 
 /// The body's length: `Content-Length`, once; no `Transfer-Encoding`.
 fn body_length<'a, 'h: 'a>(
     headers: impl Iterator<Item = &'a httparse::Header<'h>> + Clone,
-) -> Result<u64, String> {
+) -> Result<u64, RequestError> {
     if let Some(encoding) = named(headers.clone(), "transfer-encoding").next() {
-        return Err(format!(
-            "a request body needs a Content-Length; Transfer-Encoding ({}) is not forwarded",
-            String::from_utf8_lossy(encoding).trim()
-        ));
+        return Err(RequestError::TransferEncoding {
+            encoding: String::from_utf8_lossy(encoding).trim().to_string(),
+        });
     }
     let lengths: Vec<&[u8]> = named(headers, "content-length").collect();
     match lengths.as_slice() {
@@ -189,13 +263,10 @@ fn body_length<'a, 'h: 'a>(
             .map(str::trim)
             .filter(|text| !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()))
             .and_then(|text| text.parse().ok())
-            .ok_or_else(|| {
-                format!(
-                    "Content-Length '{}' is not a length",
-                    String::from_utf8_lossy(one)
-                )
+            .ok_or_else(|| RequestError::ContentLength {
+                value: String::from_utf8_lossy(one).into_owned(),
             }),
-        _ => Err("more than one Content-Length header".into()),
+        _ => Err(RequestError::ContentLengths),
     }
 }
 
