@@ -319,7 +319,7 @@ impl Extension for DynamoBridge {
                 let _ = self.relay.set(relay);
             }
             Err(err) => {
-                *self.relay_error.lock_or_recover() = Some(err);
+                *self.relay_error.lock_or_recover() = Some(err.to_string());
             }
         }
     }

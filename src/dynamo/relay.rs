@@ -52,6 +52,16 @@ struct Counters {
     connected: AtomicBool,
 }
 
+/// The tool-event endpoint is not one ZeroMQ can connect to.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid ZeroMQ endpoint '{endpoint}': {source}")]
+pub struct RelayError {
+    /// The endpoint, as given.
+    pub endpoint: String,
+    /// Why zmq.rs refused it.
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
+
 /// The tool-event sender: a bounded queue in front of the background task that owns the
 /// PUSH socket.
 pub struct Relay {
@@ -79,9 +89,11 @@ pub struct RelayCounts {
 impl Relay {
     /// Checks the endpoint and starts the sender task (call inside the runtime). An endpoint
     /// zmq cannot parse is an error for the caller to report as a warning.
-    pub fn start(endpoint: &str, topic: &str, capacity: usize) -> Result<Relay, String> {
-        let parsed = Endpoint::from_str(endpoint)
-            .map_err(|err| format!("invalid ZeroMQ endpoint '{endpoint}': {err}"))?;
+    pub fn start(endpoint: &str, topic: &str, capacity: usize) -> Result<Relay, RelayError> {
+        let parsed = Endpoint::from_str(endpoint).map_err(|err| RelayError {
+            endpoint: endpoint.to_string(),
+            source: err.into(),
+        })?;
         let capacity = capacity.max(1);
         let (tx, rx) = mpsc::channel(capacity);
         let counters = Arc::new(Counters::default());

@@ -25,6 +25,68 @@ pub const SERVER_URL_VAR: &str = "GITHUB_SERVER_URL";
 /// What it may be: a GitHub server, or a local mirror git reads as a path.
 pub const SERVER_SCHEMES: [&str; 3] = ["https", "http", "file"];
 
+/// Why the credential store could not be written, or git failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// The token to store is empty.
+    #[error("refusing to write an empty token to the git credentials file")]
+    EmptyToken,
+    /// The credential-store path has whitespace, which `credential.helper` cannot carry.
+    #[error("the git credentials path may not contain whitespace: {0}")]
+    WhitespaceInPath(PathBuf),
+    /// The credential store's directory could not be created.
+    #[error("cannot create {path}: {source}")]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The credential store's new directory could not be made private (0700).
+    #[error("cannot restrict {path}: {source}")]
+    RestrictDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The credential store could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The credential-store file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// git could not be started.
+    #[error("cannot run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// git ran past its time limit and was killed.
+    #[error("git {command} timed out after {} s", .timeout.as_secs())]
+    TimedOut {
+        /// The git subcommand (`clone`, `config`), or empty when there is none.
+        command: String,
+        /// The time limit.
+        timeout: Duration,
+    },
+    /// Waiting for git failed.
+    #[error("git failed: {0}")]
+    Wait(#[source] std::io::Error),
+    /// git exited unsuccessfully.
+    #[error("git exited with {}: {stderr}", exit_code(*.code))]
+    Exited {
+        /// The exit code; `None` when a signal ended git.
+        code: Option<i32>,
+        /// What git wrote to stderr, trimmed.
+        stderr: String,
+    },
+}
+
+/// An exit code as [`GitError::Exited`] says it.
+fn exit_code(code: Option<i32>) -> String {
+    code.map_or("a signal".to_string(), |c| c.to_string())
+}
+
 /// Where the credential-store file lives: `WORKER_GIT_CREDENTIALS`, else
 /// `$HOME/.config/worker/git-credentials`.
 pub fn credentials_path(env: &dyn Env) -> PathBuf {
@@ -73,25 +135,28 @@ pub fn stored_token(token: &str) -> String {
 
 /// Writes `https://x-access-token:<token, percent-encoded>@<host>` to the credential store,
 /// atomically.
-pub fn write_credentials(path: &Path, server_url: &str, token: &str) -> Result<(), String> {
+pub fn write_credentials(path: &Path, server_url: &str, token: &str) -> Result<(), GitError> {
     if token.is_empty() {
-        return Err("refusing to write an empty token to the git credentials file".into());
+        return Err(GitError::EmptyToken);
     }
     if path.to_string_lossy().chars().any(char::is_whitespace) {
-        return Err(format!(
-            "the git credentials path may not contain whitespace: {}",
-            path.display()
-        ));
+        return Err(GitError::WhitespaceInPath(path.to_path_buf()));
     }
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !dir.exists() {
-        std::fs::create_dir_all(dir)
-            .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|err| format!("cannot restrict {}: {err}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| GitError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(
+            |source| GitError::RestrictDir {
+                path: dir.to_path_buf(),
+                source,
+            },
+        )?;
     }
     let host = server_url
         .split_once("://")
@@ -101,16 +166,19 @@ pub fn write_credentials(path: &Path, server_url: &str, token: &str) -> Result<(
         .next()
         .filter(|h| !h.is_empty())
         .unwrap_or("localhost");
+    let write_error = |source| GitError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut tmp = tempfile::Builder::new()
         .prefix(".git-credentials.")
         .permissions(std::fs::Permissions::from_mode(0o600))
         .tempfile_in(dir)
-        .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+        .map_err(write_error)?;
     writeln!(tmp, "https://x-access-token:{}@{host}", stored_token(token))
         .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|err| format!("cannot write {}: {}", path.display(), err.error))?;
+        .map_err(write_error)?;
+    tmp.persist(path).map_err(|err| write_error(err.error))?;
     Ok(())
 }
 
@@ -122,7 +190,7 @@ pub async fn clone(
     branch: Option<&str>,
     credentials: &Path,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), GitError> {
     let helper = format!("credential.helper=store --file={}", credentials.display());
     let mut args: Vec<String> = vec![
         "-c".into(),
@@ -181,7 +249,7 @@ pub async fn clone(
     Ok(())
 }
 
-async fn run_git(args: &[String], timeout: Duration) -> Result<String, String> {
+async fn run_git(args: &[String], timeout: Duration) -> Result<String, GitError> {
     let mut command = tokio::process::Command::new("git");
     command
         .args(args)
@@ -191,29 +259,24 @@ async fn run_git(args: &[String], timeout: Duration) -> Result<String, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let child = command
-        .spawn()
-        .map_err(|err| format!("cannot run git: {err}"))?;
+    let child = command.spawn().map_err(GitError::Spawn)?;
     match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Err(_) => Err(format!(
-            "git {} timed out after {} s",
-            args.iter()
+        Err(_) => Err(GitError::TimedOut {
+            command: args
+                .iter()
                 .find(|a| !a.starts_with('-') && !a.contains('='))
-                .map_or("", String::as_str),
-            timeout.as_secs()
-        )),
-        Ok(Err(err)) => Err(format!("git failed: {err}")),
+                .cloned()
+                .unwrap_or_default(),
+            timeout,
+        }),
+        Ok(Err(err)) => Err(GitError::Wait(err)),
         Ok(Ok(output)) if output.status.success() => {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         }
-        Ok(Ok(output)) => Err(format!(
-            "git exited with {}: {}",
-            output
-                .status
-                .code()
-                .map_or("a signal".to_string(), |c| c.to_string()),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
+        Ok(Ok(output)) => Err(GitError::Exited {
+            code: output.status.code(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        }),
     }
 }
 

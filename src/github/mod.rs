@@ -42,6 +42,25 @@ pub struct GitHubExtension {
     shared: Option<Arc<tools::Shared>>,
 }
 
+/// Why the GitHub tools could not be configured (a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum GitHubError {
+    /// `--profile` names no profile, or a profile is broken.
+    #[error(transparent)]
+    Profile(#[from] profiles::ProfileError),
+    /// `GITHUB_API_URL` or `GITHUB_SERVER_URL` is not a URL git and the API can use; the
+    /// message names the variable.
+    #[error("{0}")]
+    Url(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The message, for a caller that reports errors as text (a usage error).
+impl From<GitHubError> for String {
+    fn from(err: GitHubError) -> String {
+        err.to_string()
+    }
+}
+
 /// What `--profile` resolved to, and what to warn about.
 pub struct Configured {
     /// Always there: without `--profile` (or credentials) it is a skipped status line.
@@ -58,8 +77,8 @@ pub fn configure(
     profiles_dir: Option<&Path>,
     retry_base: Duration,
     secrets: &Secrets,
-) -> Result<Configured, String> {
-    let profiles = Profiles::load(profiles_dir, &TOOL_NAMES).map_err(|err| err.to_string())?;
+) -> Result<Configured, GitHubError> {
+    let profiles = Profiles::load(profiles_dir, &TOOL_NAMES)?;
     let Some(profile) = profile else {
         return Ok(Configured {
             extension: GitHubExtension {
@@ -76,9 +95,7 @@ pub fn configure(
             warnings: Vec::new(),
         });
     };
-    let names = profiles
-        .resolve(profile, &TOOL_NAMES)
-        .map_err(|err| err.to_string())?;
+    let names = profiles.resolve(profile, &TOOL_NAMES)?;
     let credentials = match auth::from_env(env, secrets) {
         Ok(credentials) => credentials,
         Err(missing) => {
@@ -106,9 +123,10 @@ pub fn configure(
     let api_base = env
         .get("GITHUB_API_URL")
         .unwrap_or_else(|| DEFAULT_API_URL.to_string());
-    http_url("GITHUB_API_URL", &api_base)?;
+    http_url("GITHUB_API_URL", &api_base).map_err(|err| GitHubError::Url(err.into()))?;
     if let Some(server) = env.get(git::SERVER_URL_VAR) {
-        url_with_scheme(git::SERVER_URL_VAR, &server, &git::SERVER_SCHEMES)?;
+        url_with_scheme(git::SERVER_URL_VAR, &server, &git::SERVER_SCHEMES)
+            .map_err(|err| GitHubError::Url(err.into()))?;
     }
     let auth_kind = credentials.kind();
     let gh = GitHub::new(&api_base, credentials, retry_base, secrets.clone());

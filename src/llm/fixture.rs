@@ -145,16 +145,53 @@ pub enum FixtureError {
         /// Why reading it failed.
         source: crate::input_file::InputFileError,
     },
-    /// A line is not what the format expects (the header, an exchange, a response with no body,
-    /// events or transport error).
-    #[error("fixture {path}, line {line}: {message}")]
-    Invalid {
+    /// The file has no line but blank ones.
+    #[error("fixture {path}, line 1: the file is empty")]
+    Empty {
+        /// The fixture file.
+        path: PathBuf,
+    },
+    /// The first line is not a fixture header.
+    #[error("fixture {path}, line {line}: not a fixture header ({source})")]
+    Header {
         /// The fixture file.
         path: PathBuf,
         /// The line's number, counting from 1.
         line: usize,
-        /// What is wrong with the line.
-        message: String,
+        /// Why it does not parse as one.
+        source: serde_json::Error,
+    },
+    /// The header names a format version this worker does not read.
+    #[error(
+        "fixture {path}, line {line}: fixture version {version} is not supported (expected {FIXTURE_VERSION})"
+    )]
+    Version {
+        /// The fixture file.
+        path: PathBuf,
+        /// The header's line number, counting from 1.
+        line: usize,
+        /// The version the header names.
+        version: u32,
+    },
+    /// A line after the header is not an exchange.
+    #[error("fixture {path}, line {line}: not an exchange ({source})")]
+    Exchange {
+        /// The fixture file.
+        path: PathBuf,
+        /// The line's number, counting from 1.
+        line: usize,
+        /// Why it does not parse as one.
+        source: serde_json::Error,
+    },
+    /// An exchange's response has no body, no events and no transport error.
+    #[error(
+        "fixture {path}, line {line}: the response needs one of body, events or transportError"
+    )]
+    NoResponse {
+        /// The fixture file.
+        path: PathBuf,
+        /// The line's number, counting from 1.
+        line: usize,
     },
 }
 
@@ -167,40 +204,45 @@ impl Fixture {
                 path: path.to_path_buf(),
                 source,
             })?;
-        Self::parse(&text).map_err(|(line, message)| FixtureError::Invalid {
-            path: path.to_path_buf(),
-            line,
-            message,
-        })
+        Self::parse(path, &text)
     }
 
-    fn parse(text: &str) -> Result<Fixture, (usize, String)> {
+    fn parse(path: &Path, text: &str) -> Result<Fixture, FixtureError> {
+        let path = || path.to_path_buf();
         let mut lines = text
             .lines()
             .enumerate()
             .filter(|(_, line)| !line.trim().is_empty());
-        let (first, header_line) = lines.next().ok_or((1, "the file is empty".to_string()))?;
-        let header: FixtureHeader = serde_json::from_str(header_line)
-            .map_err(|err| (first + 1, format!("not a fixture header ({err})")))?;
+        let (first, header_line) = lines
+            .next()
+            .ok_or_else(|| FixtureError::Empty { path: path() })?;
+        let header: FixtureHeader =
+            serde_json::from_str(header_line).map_err(|source| FixtureError::Header {
+                path: path(),
+                line: first + 1,
+                source,
+            })?;
         if header.worker_fixture != FIXTURE_VERSION {
-            return Err((
-                first + 1,
-                format!(
-                    "fixture version {} is not supported (expected {FIXTURE_VERSION})",
-                    header.worker_fixture
-                ),
-            ));
+            return Err(FixtureError::Version {
+                path: path(),
+                line: first + 1,
+                version: header.worker_fixture,
+            });
         }
         let mut exchanges = Vec::new();
         for (index, line) in lines {
-            let exchange: Exchange = serde_json::from_str(line)
-                .map_err(|err| (index + 1, format!("not an exchange ({err})")))?;
+            let exchange: Exchange =
+                serde_json::from_str(line).map_err(|source| FixtureError::Exchange {
+                    path: path(),
+                    line: index + 1,
+                    source,
+                })?;
             let r = &exchange.response;
             if r.body.is_none() && r.events.is_none() && r.transport_error.is_none() {
-                return Err((
-                    index + 1,
-                    "the response needs one of body, events or transportError".to_string(),
-                ));
+                return Err(FixtureError::NoResponse {
+                    path: path(),
+                    line: index + 1,
+                });
             }
             exchanges.push(exchange);
         }

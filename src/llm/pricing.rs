@@ -57,6 +57,44 @@ pub struct Tier {
     pub cache_write: f64,
 }
 
+/// Why `--price` or a prices file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PriceError {
+    /// A `--price` part without `=`; carries the part.
+    #[error("expected key=value, got '{0}'")]
+    NotKeyValue(String),
+    /// A `--price` value that is not a finite, non-negative number.
+    #[error("{key}: expected a non-negative number, got '{value}'")]
+    NotAPrice {
+        /// The key, as written.
+        key: String,
+        /// The value, as written.
+        value: String,
+    },
+    /// A `--price` key that is none of the four prices; carries the key.
+    #[error("unknown price '{0}'; expected input, output, cacheRead, cacheWrite")]
+    UnknownKey(String),
+    /// `--price` without `input` or without `output`.
+    #[error("input and output are required, e.g. input=3,output=15")]
+    Required,
+    /// The prices file could not be read.
+    #[error(transparent)]
+    Read(#[from] crate::input_file::InputFileError),
+    /// The prices file is not JSON in the bundled file's shape.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A price in the prices file is negative or not finite.
+    #[error("models.{model}.{field}: expected a non-negative number, got {value}")]
+    FileNotAPrice {
+        /// The `provider/model` key of the entry.
+        model: String,
+        /// The price's field (`cacheRead`, `tiers[0].input`, …).
+        field: String,
+        /// The value the file gives.
+        value: f64,
+    },
+}
+
 impl Price {
     /// What `usage` cost at these prices, in US dollars: at the highest tier the request's input
     /// exceeds, else at the base prices.
@@ -86,35 +124,32 @@ impl Price {
     }
 
     /// `--price input=3,output=15,cacheRead=0.3,cacheWrite=3.75` (per million tokens).
-    pub fn parse(spec: &str) -> Result<Price, String> {
+    pub fn parse(spec: &str) -> Result<Price, PriceError> {
         let mut price = Price::default();
         let (mut input, mut output) = (false, false);
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part
                 .split_once('=')
-                .ok_or(format!("expected key=value, got '{part}'"))?;
+                .ok_or_else(|| PriceError::NotKeyValue(part.to_string()))?;
             let value: f64 = value
                 .trim()
                 .parse()
                 .ok()
                 .filter(|v: &f64| is_price(*v))
-                .ok_or(format!(
-                    "{key}: expected a non-negative number, got '{value}'"
-                ))?;
+                .ok_or_else(|| PriceError::NotAPrice {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                })?;
             match key.trim() {
                 "input" => (price.input, input) = (value, true),
                 "output" => (price.output, output) = (value, true),
                 "cacheRead" | "cache_read" => price.cache_read = value,
                 "cacheWrite" | "cache_write" => price.cache_write = value,
-                other => {
-                    return Err(format!(
-                        "unknown price '{other}'; expected input, output, cacheRead, cacheWrite"
-                    ));
-                }
+                other => return Err(PriceError::UnknownKey(other.to_string())),
             }
         }
         if !(input && output) {
-            return Err("input and output are required, e.g. input=3,output=15".into());
+            return Err(PriceError::Required);
         }
         Ok(price)
     }
@@ -144,10 +179,9 @@ impl PriceTable {
     }
 
     /// Adds (or replaces) the entries of a file in the bundled file's shape.
-    pub fn merge_file(&mut self, path: &Path) -> Result<(), String> {
-        let text = crate::input_file::read_text(path, crate::input_file::InputKind::Prices)
-            .map_err(|err| err.to_string())?;
-        let file: PriceFile = serde_json::from_str(&text).map_err(|err| err.to_string())?;
+    pub fn merge_file(&mut self, path: &Path) -> Result<(), PriceError> {
+        let text = crate::input_file::read_text(path, crate::input_file::InputKind::Prices)?;
+        let file: PriceFile = serde_json::from_str(&text)?;
         for (model, price) in &file.models {
             let mut fields = vec![
                 ("input".to_string(), price.input),
@@ -163,10 +197,12 @@ impl PriceTable {
                     (format!("tiers[{i}].cacheWrite"), tier.cache_write),
                 ]);
             }
-            if let Some((field, value)) = fields.iter().find(|(_, value)| !is_price(*value)) {
-                return Err(format!(
-                    "models.{model}.{field}: expected a non-negative number, got {value}"
-                ));
+            if let Some((field, value)) = fields.into_iter().find(|(_, value)| !is_price(*value)) {
+                return Err(PriceError::FileNotAPrice {
+                    model: model.clone(),
+                    field,
+                    value,
+                });
             }
         }
         self.models.extend(file.models);

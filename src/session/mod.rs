@@ -22,7 +22,7 @@ use crate::events::{Message, TextContent, ToolResultMessage, now_millis, now_rfc
 
 mod read;
 
-pub use read::{Loaded, load};
+pub use read::{LoadError, Loaded, load};
 
 /// The session format generation written (Pi's).
 pub const FORMAT_VERSION: u32 = 3;

@@ -40,14 +40,78 @@ pub struct Loaded {
     pub torn: Option<InputTruncated>,
 }
 
+/// Why a session file could not be resumed. Every message starts with the file's path.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The session file.
+        path: PathBuf,
+        /// Why reading it failed.
+        source: crate::input_file::InputFileError,
+    },
+    /// The first line is not a session header.
+    #[error("{path}: not a session file (no session header)")]
+    NoHeader {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The header has no `id`.
+    #[error("{path}: the session header has no id")]
+    NoId {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The header's `id` is not a valid session id.
+    #[error("{path}: {source}")]
+    InvalidId {
+        /// The session file.
+        path: PathBuf,
+        /// Why the id was refused.
+        source: crate::ids::InvalidSessionId,
+    },
+    /// A whole line after the header is not JSON.
+    #[error(
+        "{path}: line {line} is not a session entry ({source}); the file is damaged there: repair or remove that line to resume"
+    )]
+    NotJson {
+        /// The session file.
+        path: PathBuf,
+        /// The line's number, counting from 1.
+        line: usize,
+        /// Why it does not parse.
+        source: serde_json::Error,
+    },
+    /// A whole line after the header is JSON but not an object.
+    #[error(
+        "{path}: line {line} is not a session entry (not a JSON object); the file is damaged there: repair or remove that line to resume"
+    )]
+    NotAnObject {
+        /// The session file.
+        path: PathBuf,
+        /// The line's number, counting from 1.
+        line: usize,
+    },
+    /// Following `parentId` from the last entry comes back to an entry already visited.
+    #[error("{path}: the entries' parentId links form a loop")]
+    Loop {
+        /// The session file.
+        path: PathBuf,
+    },
+}
+
 /// Reads a session. A last line without its newline was being written when the run died: it
 /// is left out (and said so in [`Loaded::torn`]). Any other line that is not a JSON object is
 /// damage that reading cannot repair: an error naming the line.
-pub fn load(path: &Path) -> Result<Loaded, String> {
-    let shown = path.display();
+pub fn load(path: &Path) -> Result<Loaded, LoadError> {
+    let owned = || path.to_path_buf();
     let bytes = InputFile::open(path)
         .and_then(|file| file.read(InputKind::Session))
-        .map_err(|err| format!("{shown}: {err}"))?;
+        .map_err(|source| LoadError::Read {
+            path: owned(),
+            source,
+        })?;
     let whole_len = bytes
         .iter()
         .rposition(|b| *b == b'\n')
@@ -59,32 +123,31 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         .next()
         .and_then(|line| serde_json::from_slice(line.trim_ascii_end()).ok())
         .filter(|h: &Value| h["type"] == "session")
-        .ok_or(format!("{shown}: not a session file (no session header)"))?;
+        .ok_or_else(|| LoadError::NoHeader { path: owned() })?;
     let id = header["id"]
         .as_str()
-        .ok_or(format!("{shown}: the session header has no id"))?;
-    let id = crate::ids::SessionId::parse(id).map_err(|err| format!("{shown}: {err}"))?;
+        .ok_or_else(|| LoadError::NoId { path: owned() })?;
+    let id = crate::ids::SessionId::parse(id).map_err(|source| LoadError::InvalidId {
+        path: owned(),
+        source,
+    })?;
     let mut entries: Vec<Value> = Vec::new();
     for (index, line) in lines.enumerate() {
         let line = line.trim_ascii();
         if line.is_empty() {
             continue;
         }
-        let entry = serde_json::from_slice::<Value>(line)
-            .map_err(|err| err.to_string())
-            .and_then(|entry| {
-                if entry.is_object() {
-                    Ok(entry)
-                } else {
-                    Err("not a JSON object".to_string())
-                }
-            })
-            .map_err(|err| {
-                format!(
-                    "{shown}: line {} is not a session entry ({err}); the file is damaged there: repair or remove that line to resume",
-                    index + 2
-                )
-            })?;
+        let entry = serde_json::from_slice::<Value>(line).map_err(|source| LoadError::NotJson {
+            path: owned(),
+            line: index + 2,
+            source,
+        })?;
+        if !entry.is_object() {
+            return Err(LoadError::NotAnObject {
+                path: owned(),
+                line: index + 2,
+            });
+        }
         entries.push(entry);
     }
     let by_id: HashMap<&str, &Value> = entries
@@ -102,7 +165,7 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         path_entries.push(*entry);
         next = entry["parentId"].as_str();
         if path_entries.len() > entries.len() {
-            return Err(format!("{shown}: the entries' parentId links form a loop"));
+            return Err(LoadError::Loop { path: owned() });
         }
     }
     path_entries.reverse();

@@ -167,13 +167,14 @@ fn a_compaction_entry_stands_for_what_it_summarized() {
     assert_eq!(loaded.leaf.as_deref(), Some("a5"));
     let missing = dir.path().join("missing.jsonl");
     assert_eq!(
-        load(&missing).unwrap_err(),
+        load(&missing).unwrap_err().to_string(),
         format!("{}: No such file or directory", missing.display())
     );
     std::fs::write(&path, "{}\n").unwrap();
     assert!(
         load(&path)
             .unwrap_err()
+            .to_string()
             .ends_with("not a session file (no session header)")
     );
     // The id names files and travels in headers: a file cannot smuggle in one that the
@@ -184,7 +185,7 @@ fn a_compaction_entry_stands_for_what_it_summarized() {
     )
     .unwrap();
     assert_eq!(
-        load(&path).unwrap_err(),
+        load(&path).unwrap_err().to_string(),
         format!(
             "{}: 'a\r\nX-Evil: 1' is not a session id: 1 to 128 of A-Z a-z 0-9 - _ . :, not starting with .",
             path.display()
@@ -269,7 +270,7 @@ fn a_damaged_line_before_the_last_is_an_error_naming_it() {
     ]
     .join("\n");
     std::fs::write(&path, text).unwrap();
-    let err = load(&path).unwrap_err();
+    let err = load(&path).unwrap_err().to_string();
     assert!(
         err.starts_with(&format!(
             "{}: line 3 is not a session entry (",

@@ -6,11 +6,34 @@
 
 use std::collections::HashMap;
 
-pub(super) fn parse(text: &str) -> Result<HashMap<String, String>, String> {
+/// Why a `SKILL.md`'s frontmatter could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum FrontmatterError {
+    /// The first line is not `---`.
+    #[error("the file must start with a --- line")]
+    NoOpening,
+    /// No `---` (or `...`) line ends the frontmatter.
+    #[error("no closing --- line")]
+    NoClosing,
+    /// A top-level line has no `:`; `line` counts the file's lines from 1.
+    #[error("line {line}: expected 'key: value'")]
+    NotKeyValue {
+        /// The line's number in the file, counting from 1.
+        line: usize,
+    },
+    /// A double-quoted value has no closing quote; carries the key.
+    #[error("{0}: unclosed double quote")]
+    UnclosedDoubleQuote(String),
+    /// A single-quoted value has no closing quote; carries the key.
+    #[error("{0}: unclosed single quote")]
+    UnclosedSingleQuote(String),
+}
+
+pub(super) fn parse(text: &str) -> Result<HashMap<String, String>, FrontmatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
-        return Err("the file must start with a --- line".into());
+        return Err(FrontmatterError::NoOpening);
     }
     let mut body = Vec::new();
     let mut closed = false;
@@ -22,7 +45,7 @@ pub(super) fn parse(text: &str) -> Result<HashMap<String, String>, String> {
         body.push(line);
     }
     if !closed {
-        return Err("no closing --- line".into());
+        return Err(FrontmatterError::NoClosing);
     }
     let mut fields = HashMap::new();
     let mut i = 0;
@@ -34,7 +57,7 @@ pub(super) fn parse(text: &str) -> Result<HashMap<String, String>, String> {
             continue;
         }
         let Some((key, value)) = line.split_once(':') else {
-            return Err(format!("line {}: expected 'key: value'", i + 1));
+            return Err(FrontmatterError::NotKeyValue { line: i + 1 });
         };
         let key = key.trim().to_string();
         let value = value.trim();
@@ -52,8 +75,10 @@ pub(super) fn parse(text: &str) -> Result<HashMap<String, String>, String> {
                 .collect::<Vec<_>>()
                 .join(" "),
             Some('|') => more.join("\n").trim_end().to_string(),
-            Some('"') => unquote(value, '"').ok_or(format!("{key}: unclosed double quote"))?,
-            Some('\'') => unquote(value, '\'').ok_or(format!("{key}: unclosed single quote"))?,
+            Some('"') => unquote(value, '"')
+                .ok_or_else(|| FrontmatterError::UnclosedDoubleQuote(key.clone()))?,
+            Some('\'') => unquote(value, '\'')
+                .ok_or_else(|| FrontmatterError::UnclosedSingleQuote(key.clone()))?,
             // An empty value with indented lines is a nested mapping or a list: not ours.
             None => continue,
             Some(_) => std::iter::once(value)

@@ -18,6 +18,7 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
+use super::TelemetryError;
 use crate::http::error_chain;
 use crate::secrets::Secrets;
 use crate::sync::LockExt;
@@ -59,7 +60,9 @@ pub(super) struct RecordingClient {
 /// The exporters' HTTP client; `timeout` bounds each request. One serves both signals (it
 /// is a handle to one connection pool and one runtime thread). It owns a runtime of its own,
 /// which may not be created on a thread that runs async tasks, so it is built on a helper.
-pub(super) fn blocking_client(timeout: Duration) -> Result<reqwest::blocking::Client, String> {
+pub(super) fn blocking_client(
+    timeout: Duration,
+) -> Result<reqwest::blocking::Client, TelemetryError> {
     std::thread::Builder::new()
         .name("otlp-client".into())
         .spawn(move || {
@@ -67,10 +70,10 @@ pub(super) fn blocking_client(timeout: Duration) -> Result<reqwest::blocking::Cl
                 .timeout(timeout)
                 .build()
         })
-        .map_err(|err| format!("cannot start the OTLP client thread: {err}"))?
+        .map_err(TelemetryError::ClientThread)?
         .join()
-        .map_err(|_| "the OTLP client thread failed".to_string())?
-        .map_err(|err| format!("cannot build the OTLP HTTP client: {err}"))
+        .map_err(|_| TelemetryError::ClientThreadPanicked)?
+        .map_err(TelemetryError::Client)
 }
 
 impl RecordingClient {

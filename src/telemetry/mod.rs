@@ -104,6 +104,47 @@ pub struct Settings {
     pub secrets: Secrets,
 }
 
+/// Why telemetry could not be configured or built.
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    /// `--otel-namespace` is not a lowercase identifier; carries the value given.
+    #[error(
+        "a namespace is lowercase letters, digits and '_', starting with a letter, parts joined by '.' (e.g. worker, agentic_pi)"
+    )]
+    Namespace(String),
+    /// An endpoint export would post to (`--otel-endpoint`, an `OTEL_EXPORTER_OTLP_*`
+    /// variable) is not an http(s) URL; the message names the flag or variable.
+    #[error("{0}")]
+    Endpoint(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// This worker was built without the `otel` feature.
+    #[error("this worker was built without the `otel` feature")]
+    NotBuiltIn,
+    /// The thread the OTLP HTTP client is built on could not be started.
+    #[error("cannot start the OTLP client thread: {0}")]
+    ClientThread(#[source] std::io::Error),
+    /// The thread the OTLP HTTP client is built on panicked.
+    #[error("the OTLP client thread failed")]
+    ClientThreadPanicked,
+    /// The OTLP HTTP client could not be built.
+    #[error("cannot build the OTLP HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// An OTLP exporter could not be built.
+    #[error("cannot build the {signal} exporter: {source}")]
+    Exporter {
+        /// Which exporter: `trace` or `metric`.
+        signal: &'static str,
+        /// The exporter's own error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// The message, for a caller that reports errors as text (a usage error).
+impl From<TelemetryError> for String {
+    fn from(err: TelemetryError) -> String {
+        err.to_string()
+    }
+}
+
 /// What [`configure`] decided.
 pub struct Configured {
     /// The telemetry extension: the exporter, or one that only reports why it is skipped;
@@ -143,7 +184,7 @@ pub fn configure(
     sandbox_backend: &str,
     identity: Option<AgentIdentity>,
     secrets: &Secrets,
-) -> Result<Configured, String> {
+) -> Result<Configured, TelemetryError> {
     if flags.no_otel {
         let status = status(
             ExtensionState::Skipped,
@@ -222,7 +263,8 @@ pub fn configure(
             extension: Some(extension),
             warnings,
         }),
-        Err(reason) => {
+        Err(err) => {
+            let reason = err.to_string();
             warnings.push(format!("telemetry disabled: {reason}"));
             let status = status(
                 ExtensionState::Skipped,
@@ -246,28 +288,36 @@ const ENDPOINT_VARS: [&str; 3] = [
 ];
 
 /// Every endpoint export may post to is an http(s) URL.
-fn check_endpoints(env: &dyn Env, flags: &Flags) -> Result<(), String> {
+fn check_endpoints(env: &dyn Env, flags: &Flags) -> Result<(), TelemetryError> {
     if let Some(endpoint) = &flags.endpoint {
-        return http_url("--otel-endpoint", endpoint).map(|_| ());
+        return http_url("--otel-endpoint", endpoint)
+            .map(|_| ())
+            .map_err(|err| TelemetryError::Endpoint(err.into()));
     }
     for name in ENDPOINT_VARS {
         if let Some(value) = env.get(name) {
-            http_url(name, &value)?;
+            http_url(name, &value).map_err(|err| TelemetryError::Endpoint(err.into()))?;
         }
     }
     Ok(())
 }
 
 #[cfg(feature = "otel")]
-fn build(settings: Settings, details: serde_json::Value) -> Result<Arc<dyn Extension>, String> {
+fn build(
+    settings: Settings,
+    details: serde_json::Value,
+) -> Result<Arc<dyn Extension>, TelemetryError> {
     let include_content = settings.include_content;
     let status = status(ExtensionState::Configured, None, include_content, details);
     Ok(Arc::new(otel::Otel::new(settings, status)?))
 }
 
 #[cfg(not(feature = "otel"))]
-fn build(_settings: Settings, _details: serde_json::Value) -> Result<Arc<dyn Extension>, String> {
-    Err("this worker was built without the `otel` feature".to_string())
+fn build(
+    _settings: Settings,
+    _details: serde_json::Value,
+) -> Result<Arc<dyn Extension>, TelemetryError> {
+    Err(TelemetryError::NotBuiltIn)
 }
 
 fn status(

@@ -7,6 +7,8 @@
 //! `agentic_pi.usage.cost_usd`, ...), so its dashboards keep working; worker's additions
 //! (serving reports, request ids, Dynamo identity) sit under the same namespace.
 
+use super::TelemetryError;
+
 /// The namespace when none is asked for.
 pub const DEFAULT_NAMESPACE: &str = "worker";
 /// Env fallback of `--otel-namespace`.
@@ -14,7 +16,7 @@ pub const NAMESPACE_ENV: &str = "WORKER_OTEL_NAMESPACE";
 
 /// `--otel-namespace`: a lowercase identifier, dots allowed between parts (`agentic_pi`,
 /// `acme.agent`), so every name built from it is a valid attribute key.
-pub fn parse_namespace(value: &str) -> Result<String, String> {
+pub fn parse_namespace(value: &str) -> Result<String, TelemetryError> {
     let valid_part = |part: &str| {
         part.starts_with(|c: char| c.is_ascii_lowercase())
             && part
@@ -24,7 +26,7 @@ pub fn parse_namespace(value: &str) -> Result<String, String> {
     if value.split('.').all(valid_part) {
         Ok(value.to_string())
     } else {
-        Err("a namespace is lowercase letters, digits and '_', starting with a letter, parts joined by '.' (e.g. worker, agentic_pi)".into())
+        Err(TelemetryError::Namespace(value.to_string()))
     }
 }
 

@@ -24,7 +24,7 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
 use super::names::{gen_ai, own};
-use super::{FLUSH_LIMIT, Protocol, Settings, clip};
+use super::{FLUSH_LIMIT, Protocol, Settings, TelemetryError, clip};
 use crate::events::{
     AssistantMessage, ExtensionStatus, RunStopReason, Serving, StopReason, ToolCall,
 };
@@ -122,7 +122,7 @@ impl Otel {
         clip(&self.settings.secrets.redact(text))
     }
 
-    pub(super) fn new(settings: Settings, status: ExtensionStatus) -> Result<Otel, String> {
+    pub(super) fn new(settings: Settings, status: ExtensionStatus) -> Result<Otel, TelemetryError> {
         // The exporters' HTTP client needs the process-wide TLS provider.
         crate::http::install_tls();
         let resource = Resource::builder()
@@ -151,9 +151,10 @@ impl Otel {
             if let Some(url) = endpoint("traces") {
                 builder = builder.with_endpoint(url);
             }
-            let exporter = builder
-                .build()
-                .map_err(|err| format!("cannot build the trace exporter: {err}"))?;
+            let exporter = builder.build().map_err(|err| TelemetryError::Exporter {
+                signal: "trace",
+                source: err.into(),
+            })?;
             let provider = SdkTracerProvider::builder()
                 .with_batch_exporter(Tapped {
                     inner: exporter,
@@ -177,9 +178,10 @@ impl Otel {
             if let Some(url) = endpoint("metrics") {
                 builder = builder.with_endpoint(url);
             }
-            let exporter = builder
-                .build()
-                .map_err(|err| format!("cannot build the metric exporter: {err}"))?;
+            let exporter = builder.build().map_err(|err| TelemetryError::Exporter {
+                signal: "metric",
+                source: err.into(),
+            })?;
             let provider = SdkMeterProvider::builder()
                 .with_periodic_exporter(Tapped {
                     inner: exporter,

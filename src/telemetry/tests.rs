@@ -40,6 +40,7 @@ fn an_endpoint_that_is_not_http_is_refused_when_export_is_on() {
     let refused = |env: &MapEnv, flags: &Flags| {
         configure(env, flags, &sid(), "none", None, &Secrets::default())
             .err()
+            .map(|err| err.to_string())
             .unwrap_or_default()
     };
     let env = MapEnv::from_pairs(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector:4318")]);

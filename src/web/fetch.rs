@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::guard::{GuardedResolver, MARKER, Policy};
-use super::{FetchFormat, html};
+use super::guard::{GuardError, GuardedResolver, MARKER, Policy};
+use super::{FetchFormat, WebError, html};
 use crate::http::error_chain;
 
 pub(super) const TIMEOUT: Duration = Duration::from_secs(15);
@@ -51,12 +51,15 @@ pub(super) struct Fetcher {
 }
 
 impl Fetcher {
-    pub(super) fn new(policy: Arc<Policy>) -> Result<Fetcher, String> {
+    pub(super) fn new(policy: Arc<Policy>) -> Result<Fetcher, WebError> {
         Self::with_timeout(policy, TIMEOUT)
     }
 
     /// [`Fetcher::new`] with another overall time limit (tests).
-    pub(super) fn with_timeout(policy: Arc<Policy>, timeout: Duration) -> Result<Fetcher, String> {
+    pub(super) fn with_timeout(
+        policy: Arc<Policy>,
+        timeout: Duration,
+    ) -> Result<Fetcher, WebError> {
         let redirect_policy = policy.clone();
         let client = crate::http::client_builder()
             .dns_resolver(Arc::new(GuardedResolver::new(policy.clone())))
@@ -73,7 +76,7 @@ impl Fetcher {
                 }
             }))
             .build()
-            .map_err(|err| error_chain(&err))?;
+            .map_err(WebError::FetchClient)?;
         Ok(Fetcher { client, policy })
     }
 
@@ -84,7 +87,7 @@ impl Fetcher {
     ) -> Result<Fetched, FetchError> {
         let url = reqwest::Url::parse(raw.trim())
             .map_err(|err| FetchError::Failed(format!("not a URL ({err}): {raw}")))?;
-        self.policy.check_url(&url).map_err(classify_text)?;
+        self.policy.check_url(&url).map_err(refused)?;
         let response = self
             .client
             .get(url)
@@ -107,7 +110,7 @@ impl Fetcher {
             })?;
         self.policy
             .check_peer(response.url(), peer)
-            .map_err(FetchError::Blocked)?;
+            .map_err(|err| FetchError::Blocked(err.to_string()))?;
         let final_url = response.url().to_string();
         let status = response.status();
         if status.is_redirection() {
@@ -122,7 +125,7 @@ impl Fetcher {
                 .url()
                 .join(&target)
                 .map_err(|err| err.to_string())
-                .and_then(|url| self.policy.check_url(&url))
+                .and_then(|url| self.policy.check_url(&url).map_err(|err| err.to_string()))
                 .err()
                 .unwrap_or_else(|| "not followed".to_string());
             return Err(classify_text(format!(
@@ -211,6 +214,15 @@ fn text_kind(content_type: &str) -> Option<Kind> {
         "application/xml" => Some(Kind::Text),
         other if other.starts_with("text/") => Some(Kind::Text),
         _ => None,
+    }
+}
+
+/// A refusal of the guard's, told apart from a URL it cannot check.
+fn refused(err: GuardError) -> FetchError {
+    if err.is_blocked() {
+        FetchError::Blocked(err.to_string())
+    } else {
+        FetchError::Failed(err.to_string())
     }
 }
 

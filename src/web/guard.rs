@@ -31,6 +31,50 @@ use crate::net::{Classifier, Forbidden};
 /// What every refusal starts with, so callers can tell it from other failures.
 pub(super) const MARKER: &str = "blocked by the SSRF guard";
 
+/// Why a URL or an address may not be fetched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GuardError {
+    /// The URL's scheme is not http or https; carries the scheme.
+    #[error("only http and https URLs can be fetched, not {0}:")]
+    Scheme(String),
+    /// The URL has no host.
+    #[error("the URL has no host")]
+    NoHost,
+    /// A literal address the rules forbid.
+    #[error(
+        "{MARKER}: {ip} is {forbidden}; allow it with --web-allow-host {ip} or --web-allow-private"
+    )]
+    Address {
+        /// The address.
+        ip: IpAddr,
+        /// Why it is forbidden.
+        forbidden: Forbidden,
+    },
+    /// A name that resolved to an address the rules forbid.
+    #[error(
+        "{MARKER}: {host} is {ip}, {forbidden}; allow it with --web-allow-host {host} or --web-allow-private"
+    )]
+    Resolved {
+        /// The name.
+        host: String,
+        /// The address it resolved to.
+        ip: IpAddr,
+        /// Why the address is forbidden.
+        forbidden: Forbidden,
+    },
+}
+
+impl GuardError {
+    /// Whether the address rules refused (rather than the URL's form): the message starts
+    /// with the guard's marker.
+    pub fn is_blocked(&self) -> bool {
+        matches!(
+            self,
+            GuardError::Address { .. } | GuardError::Resolved { .. }
+        )
+    }
+}
+
 /// What may be fetched.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
@@ -64,24 +108,21 @@ impl Policy {
 
     /// Checks a URL before it is requested (and every redirect target): its scheme, and its
     /// host when that is an address.
-    pub fn check_url(&self, url: &reqwest::Url) -> Result<(), String> {
+    pub fn check_url(&self, url: &reqwest::Url) -> Result<(), GuardError> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!(
-                "only http and https URLs can be fetched, not {}:",
-                url.scheme()
-            ));
+            return Err(GuardError::Scheme(url.scheme().to_string()));
         }
         let ip = match url.host() {
             Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
             Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
             Some(url::Host::Domain(_)) => return Ok(()),
-            None => return Err("the URL has no host".into()),
+            None => return Err(GuardError::NoHost),
         };
         self.check_literal(url.host_str().unwrap_or_default(), ip, &Classifier::now())
     }
 
     /// Checks the address a response came from, against the host of its URL.
-    pub fn check_peer(&self, url: &reqwest::Url, ip: IpAddr) -> Result<(), String> {
+    pub fn check_peer(&self, url: &reqwest::Url, ip: IpAddr) -> Result<(), GuardError> {
         let classifier = Classifier::now();
         match url.host() {
             Some(url::Host::Domain(host)) => self.check_resolved(host, ip, &classifier),
@@ -95,14 +136,12 @@ impl Policy {
         shown: &str,
         ip: IpAddr,
         classifier: &Classifier,
-    ) -> Result<(), String> {
+    ) -> Result<(), GuardError> {
         if self.exempt_host(shown) || self.exempt_address(ip) {
             return Ok(());
         }
         match classifier.forbidden(ip) {
-            Some(forbidden) => Err(format!(
-                "{MARKER}: {ip} is {forbidden}; allow it with --web-allow-host {ip} or --web-allow-private"
-            )),
+            Some(forbidden) => Err(GuardError::Address { ip, forbidden }),
             None => Ok(()),
         }
     }
@@ -113,21 +152,19 @@ impl Policy {
         host: &str,
         ip: IpAddr,
         classifier: &Classifier,
-    ) -> Result<(), String> {
+    ) -> Result<(), GuardError> {
         if self.exempt_host(host) || self.exempt_address(ip) {
             return Ok(());
         }
         match classifier.forbidden(ip) {
-            Some(forbidden) => Err(refusal(host, ip, &forbidden)),
+            Some(forbidden) => Err(GuardError::Resolved {
+                host: host.to_string(),
+                ip,
+                forbidden,
+            }),
             None => Ok(()),
         }
     }
-}
-
-fn refusal(host: &str, ip: IpAddr, forbidden: &Forbidden) -> String {
-    format!(
-        "{MARKER}: {host} is {ip}, {forbidden}; allow it with --web-allow-host {host} or --web-allow-private"
-    )
 }
 
 /// The fetch client's resolver: resolves once and returns only addresses the policy allows.

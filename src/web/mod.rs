@@ -28,7 +28,7 @@ mod providers;
 mod selection;
 mod tools;
 
-pub use guard::Policy;
+pub use guard::{GuardError, Policy};
 pub use providers::Account;
 use selection::Selection;
 
@@ -83,6 +83,39 @@ impl Provider {
     fn from_name(name: &str) -> Option<Provider> {
         Provider::ALL.into_iter().find(|p| p.name() == name)
     }
+}
+
+/// Why the web tools could not be configured.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    /// `--web-search-provider` was given an empty value.
+    #[error("--web-search-provider requires a value")]
+    EmptyProvider,
+    /// The provider named (by the flag or `WEB_SEARCH_PROVIDER`) is not one; carries the name.
+    #[error("Unknown web-search provider '{0}'. Expected one of: {names}", names = provider_names())]
+    UnknownProvider(String),
+    /// The provider's base-URL variable is not an http(s) URL; the message names the variable.
+    #[error("{0}")]
+    BaseUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The provider's HTTP client could not be built.
+    #[error("{0}")]
+    Client(#[source] reqwest::Error),
+    /// `web_fetch`'s HTTP client could not be built; the message is the error with its causes.
+    #[error("{}", crate::http::error_chain(.0))]
+    FetchClient(#[source] reqwest::Error),
+}
+
+/// The message, for a caller that reports errors as text (a usage error).
+impl From<WebError> for String {
+    fn from(err: WebError) -> String {
+        err.to_string()
+    }
+}
+
+/// The providers' names, as error messages list them.
+fn provider_names() -> String {
+    let names: Vec<&str> = Provider::NAMED.iter().map(|p| p.name()).collect();
+    names.join(", ")
 }
 
 /// How web_fetch renders an HTML page it fetched itself.
@@ -145,7 +178,7 @@ impl WebSearch {
         settings: &Settings,
         env: &dyn Env,
         secrets: &Secrets,
-    ) -> Result<(WebSearch, Vec<String>), String> {
+    ) -> Result<(WebSearch, Vec<String>), WebError> {
         let mut warnings = Vec::new();
         let skipped = |reason: &str, message: Option<String>, extra| WebSearch {
             status: ExtensionStatus {
@@ -182,7 +215,8 @@ impl WebSearch {
         secrets.add(key.clone());
         let base_url = match env.get(provider.base_url_var()) {
             Some(url) => {
-                crate::config::http_url(provider.base_url_var(), &url)?;
+                crate::config::http_url(provider.base_url_var(), &url)
+                    .map_err(|err| WebError::BaseUrl(err.into()))?;
                 url
             }
             None => provider.default_base_url().to_string(),
@@ -202,7 +236,7 @@ impl WebSearch {
             pinned: env.get(RESOLVE_VAR).map(|v| pins(&v)).unwrap_or_default(),
         });
         let built = crate::http::client(Duration::from_secs(10), true)
-            .map_err(|err| err.to_string())
+            .map_err(WebError::Client)
             .and_then(|client| Ok((client, fetch::Fetcher::new(policy)?)));
         let (client, fetcher) = match built {
             Ok(parts) => parts,
@@ -211,7 +245,10 @@ impl WebSearch {
                 let mut extra = serde_json::Map::new();
                 extra.insert("provider".into(), json!(provider.name()));
                 extra.insert("toolCount".into(), json!(0));
-                return Ok((skipped("unavailable", Some(err), extra), warnings));
+                return Ok((
+                    skipped("unavailable", Some(err.to_string()), extra),
+                    warnings,
+                ));
             }
         };
         let web = Arc::new(tools::Web {

@@ -12,7 +12,7 @@
 //!
 //! A key or a name that is only whitespace counts as unset.
 
-use super::Provider;
+use super::{Provider, WebError};
 use crate::config::Env;
 
 /// The variable that names a provider when the flag does not.
@@ -61,7 +61,7 @@ pub(super) fn select(
     enabled: bool,
     flag: Option<&str>,
     env: &dyn Env,
-) -> Result<Selection, String> {
+) -> Result<Selection, WebError> {
     if !enabled {
         return Ok(Selection::Skipped {
             reason: "disabled-by-flag",
@@ -71,7 +71,7 @@ pub(super) fn select(
     }
     let named = match flag {
         Some(value) if value.trim().is_empty() => {
-            return Err("--web-search-provider requires a value".into());
+            return Err(WebError::EmptyProvider);
         }
         Some(value) => Some(value.trim().to_string()),
         None => env
@@ -85,13 +85,8 @@ pub(super) fn select(
             .filter(|k| !k.is_empty())
     };
     if let Some(name) = named {
-        let provider = Provider::from_name(&name).ok_or_else(|| {
-            let names: Vec<&str> = Provider::NAMED.iter().map(|p| p.name()).collect();
-            format!(
-                "Unknown web-search provider '{name}'. Expected one of: {}",
-                names.join(", ")
-            )
-        })?;
+        let provider =
+            Provider::from_name(&name).ok_or_else(|| WebError::UnknownProvider(name.clone()))?;
         return Ok(match key(provider) {
             Some(key) => Selection::Configured {
                 provider,

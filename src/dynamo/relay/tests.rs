@@ -197,7 +197,10 @@ fn a_stalled_ipc_peer_never_counts_undelivered_events_as_sent() {
 
 #[tokio::test]
 async fn an_unparseable_endpoint_is_an_error_to_report() {
-    let err = Relay::start("not an endpoint", "t", 4).err().unwrap();
+    let err = Relay::start("not an endpoint", "t", 4)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(
         err.starts_with("invalid ZeroMQ endpoint 'not an endpoint': "),
         "{err}"

@@ -68,12 +68,15 @@ fn any_token_is_stored_percent_encoded_and_odd_paths_are_refused() {
         "https://x-access-token:ghs_weird.tok%2Fen%2Bv%3D%0A%40evil.com@github.com\n"
     );
     assert_eq!(
-        write_credentials(&path, "https://github.com", "").unwrap_err(),
+        write_credentials(&path, "https://github.com", "")
+            .unwrap_err()
+            .to_string(),
         "refusing to write an empty token to the git credentials file"
     );
     assert!(
         write_credentials(&dir.path().join("a b"), "https://github.com", "tok")
             .unwrap_err()
+            .to_string()
             .contains("whitespace")
     );
 }

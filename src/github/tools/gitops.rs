@@ -70,7 +70,7 @@ fn clone_repo(call: Call<'_, CloneArgs>) -> Handled<'_> {
         }
         let token = call.gh.token().await?;
         git::write_credentials(&call.git.credentials, &call.git.server_url, &token.value)
-            .map_err(Failure::Local)?;
+            .map_err(|err| Failure::Local(err.to_string()))?;
         let url = format!("{}/{owner}/{repo}.git", call.git.server_url);
         let branch = a.branch.0.clone();
         git::clone(
@@ -81,7 +81,7 @@ fn clone_repo(call: Call<'_, CloneArgs>) -> Handled<'_> {
             git::CLONE_TIMEOUT,
         )
         .await
-        .map_err(Failure::Local)?;
+        .map_err(|err| Failure::Local(err.to_string()))?;
         Ok(Output::Json(json!({
             "cloned": true,
             "path": dest,
@@ -106,7 +106,7 @@ fn refresh_git_auth(call: Call<'_, RefreshArgs>) -> Handled<'_> {
         }
         let token = call.gh.token().await?;
         git::write_credentials(&call.git.credentials, &call.git.server_url, &token.value)
-            .map_err(Failure::Local)?;
+            .map_err(|err| Failure::Local(err.to_string()))?;
         Ok(Output::Json(json!({
             "refreshed": true,
             "path": dest,

@@ -127,21 +127,23 @@ fn price_flags_parse_or_say_what_is_wrong() {
         }
     );
     assert_eq!(
-        Price::parse("input=3").unwrap_err(),
+        Price::parse("input=3").unwrap_err().to_string(),
         "input and output are required, e.g. input=3,output=15"
     );
     assert!(
         Price::parse("input=-1,output=2")
             .unwrap_err()
+            .to_string()
             .starts_with("input: expected")
     );
     assert!(
         Price::parse("input=1,output=2,tips=3")
             .unwrap_err()
+            .to_string()
             .starts_with("unknown price 'tips'")
     );
     assert_eq!(
-        Price::parse("input=1,output=NaN").unwrap_err(),
+        Price::parse("input=1,output=NaN").unwrap_err().to_string(),
         "output: expected a non-negative number, got 'NaN'"
     );
 }
@@ -164,6 +166,7 @@ fn a_prices_file_adds_and_replaces_entries() {
         table
             .merge_file(&path)
             .unwrap_err()
+            .to_string()
             .starts_with("missing field `output`")
     );
 }
@@ -179,7 +182,7 @@ fn a_prices_file_with_a_negative_or_endless_price_is_refused() {
     .unwrap();
     let mut table = PriceTable::bundled();
     assert_eq!(
-        table.merge_file(&path).unwrap_err(),
+        table.merge_file(&path).unwrap_err().to_string(),
         "models.x/y.cacheRead: expected a non-negative number, got -0.5"
     );
     assert!(table.lookup("x", "y").is_none(), "nothing was merged");
@@ -192,6 +195,7 @@ fn a_prices_file_with_a_negative_or_endless_price_is_refused() {
         table
             .merge_file(&path)
             .unwrap_err()
+            .to_string()
             .starts_with("number out of range")
     );
     assert!(table.lookup("x", "y").is_none(), "nothing was merged");
