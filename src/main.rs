@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     }
     let argv = match compat::normalize(argv) {
         Ok(argv) => argv,
-        Err(message) => return usage_error(&message).into(),
+        Err(err) => return usage_error(&err.to_string()).into(),
     };
     let parsed = command
         .try_get_matches_from_mut(argv)
@@ -77,12 +77,12 @@ fn run(args: &worker::cli::RunArgs) -> ExitStatus {
             }
             config
         }
-        Err(message) => return usage_error(&message),
+        Err(err) => return usage_error(&err.to_string()),
     };
     // The budget covers waiting for the prompt too: it runs from `config.budget_start`.
     let prompt = match read_prompt(args.prompt.as_deref(), config.limits.timeout) {
         Ok(prompt) => prompt,
-        Err(PromptError::Invalid(message)) => return usage_error(&message),
+        Err(PromptError::Invalid(err)) => return usage_error(&err.to_string()),
         Err(timed_out @ PromptError::TimedOut(_)) => {
             warn(&timed_out.to_string());
             return ExitStatus::Limit;

@@ -26,17 +26,42 @@ impl std::fmt::Debug for OutputSchema {
 
 const RESOURCE: &str = "urn:worker:output-schema";
 
+/// Why a schema was not compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The schema could not be taken in as a document.
+    #[error(transparent)]
+    Resource(Box<boon::CompileError>),
+    /// The schema is not a valid JSON Schema.
+    #[error("not a valid JSON Schema: {0}")]
+    Invalid(#[source] Box<boon::CompileError>),
+}
+
+/// What is wrong with a final answer; the text is the corrective turn's list of problems.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// The answer is not one JSON value.
+    #[error("the answer is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    /// The value does not satisfy the schema.
+    #[error("{problems}")]
+    Invalid {
+        /// The validator's findings, one line, separated by `; `.
+        problems: String,
+    },
+}
+
 impl OutputSchema {
     /// Compiles a schema; an invalid one is an error to report before the run.
-    pub fn new(schema: Value) -> Result<OutputSchema, String> {
+    pub fn new(schema: Value) -> Result<OutputSchema, SchemaError> {
         let mut schemas = boon::Schemas::new();
         let mut compiler = boon::Compiler::new();
         compiler
             .add_resource(RESOURCE, schema.clone())
-            .map_err(|err| err.to_string())?;
+            .map_err(|err| SchemaError::Resource(Box::new(err)))?;
         let index = compiler
             .compile(RESOURCE, &mut schemas)
-            .map_err(|err| format!("not a valid JSON Schema: {err}"))?;
+            .map_err(|err| SchemaError::Invalid(Box::new(err)))?;
         Ok(OutputSchema {
             schema,
             schemas,
@@ -58,20 +83,21 @@ impl OutputSchema {
     }
 
     /// The final answer as a valid JSON value, or what is wrong with it.
-    pub fn check(&self, answer: &str) -> Result<Value, String> {
+    pub fn check(&self, answer: &str) -> Result<Value, AnswerError> {
         let text = unfence(answer.trim());
-        let value: Value =
-            serde_json::from_str(text).map_err(|err| format!("the answer is not JSON ({err})"))?;
+        let value: Value = serde_json::from_str(text).map_err(AnswerError::NotJson)?;
         match self.schemas.validate(&value, self.index) {
             Ok(()) => Ok(value),
             // One line: the validator's first line names only the schema.
-            Err(err) => Err(format!("{err:#}")
-                .lines()
-                .skip(1)
-                .map(|line| line.trim().trim_start_matches("- ").to_string())
-                .filter(|line| !line.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ")),
+            Err(err) => Err(AnswerError::Invalid {
+                problems: format!("{err:#}")
+                    .lines()
+                    .skip(1)
+                    .map(|line| line.trim().trim_start_matches("- ").to_string())
+                    .filter(|line| !line.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            }),
         }
     }
 

@@ -117,13 +117,13 @@ impl Session {
             }
             Err(problems) if !self.corrected => {
                 self.corrected = true;
-                self.add_user_message(schema.correction(&problems));
+                self.add_user_message(schema.correction(&problems.to_string()));
                 None
             }
             Err(problems) => Some(Ending::Failed(
                 FatalError {
                     kind: FatalErrorKind::OutputSchema,
-                    message: problems,
+                    message: problems.to_string(),
                 },
                 RunStopReason::Error,
             )),

@@ -420,11 +420,16 @@ pub struct RunArgs {
     pub prompt: Option<String>,
 }
 
+/// An empty or blank value for a flag that must say something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("must not be empty")]
+struct EmptyValue;
+
 /// A value that must say something: an empty or blank one is a usage error, as in
 /// agentic-pi, rather than a silent fallback to the default.
-fn non_empty(value: &str) -> Result<String, String> {
+fn non_empty(value: &str) -> Result<String, EmptyValue> {
     if value.trim().is_empty() {
-        Err("must not be empty".to_string())
+        Err(EmptyValue)
     } else {
         Ok(value.to_string())
     }

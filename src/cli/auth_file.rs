@@ -11,11 +11,49 @@
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::input_file::{InputFile, InputKind};
+use crate::input_file::{InputFile, InputFileError, InputKind};
+
+/// Why an auth file is refused: a usage error. `origin` is how the file is named:
+/// `--auth-file`, or `Pi's auth file`.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthFileError {
+    /// The file cannot be read.
+    #[error("{origin} {path}: {source}")]
+    Unreadable {
+        /// How the file is named.
+        origin: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why it was not read.
+        #[source]
+        source: InputFileError,
+    },
+    /// Group or others can read the file.
+    #[error("{origin} {path}: readable by others (mode {mode:o}); run chmod 600 on it")]
+    ReadableByOthers {
+        /// How the file is named.
+        origin: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// The file is not a JSON object.
+    #[error("{origin} {path}: not a JSON object of providers: {source}")]
+    NotJson {
+        /// How the file is named.
+        origin: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why it did not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+}
 
 #[derive(Debug, Default)]
 pub(super) struct AuthFile {
@@ -25,9 +63,13 @@ pub(super) struct AuthFile {
 }
 
 /// `--auth-file PATH`: every problem is a usage error.
-pub(super) fn load(path: &Path) -> Result<AuthFile, String> {
+pub(super) fn load(path: &Path) -> Result<AuthFile, AuthFileError> {
     let text = read(path, FLAG)?;
-    let entries = entries(&text).map_err(|err| format!("{FLAG} {}: {err}", path.display()))?;
+    let entries = entries(&text).map_err(|source| AuthFileError::NotJson {
+        origin: FLAG,
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(from_entries(entries, FLAG))
 }
 
@@ -35,22 +77,26 @@ pub(super) fn load(path: &Path) -> Result<AuthFile, String> {
 /// agentic-pi does). A missing file is no keys. A file that is not JSON is skipped with a
 /// warning, as Pi skips it; one others can read, or that cannot be read, is refused like
 /// `--auth-file`.
-pub(super) fn load_default(path: &Path) -> Result<AuthFile, String> {
-    let source = DEFAULT_SOURCE;
+pub(super) fn load_default(path: &Path) -> Result<AuthFile, AuthFileError> {
+    let origin = DEFAULT_SOURCE;
     if matches!(std::fs::symlink_metadata(path), Err(err) if err.kind() == std::io::ErrorKind::NotFound)
     {
         return Ok(AuthFile::default());
     }
-    let text = read(path, source)?;
+    let text = read(path, origin)?;
     match entries(&text) {
-        Ok(entries) => Ok(from_entries(entries, source)),
-        Err(err) => Ok(AuthFile {
-            keys: HashMap::new(),
-            warnings: vec![format!(
-                "{source} {}: {err}; no key is read from it",
-                path.display()
-            )],
-        }),
+        Ok(entries) => Ok(from_entries(entries, origin)),
+        Err(source) => {
+            let refused = AuthFileError::NotJson {
+                origin,
+                path: path.to_path_buf(),
+                source,
+            };
+            Ok(AuthFile {
+                keys: HashMap::new(),
+                warnings: vec![format!("{refused}; no key is read from it")],
+            })
+        }
     }
 }
 
@@ -60,21 +106,27 @@ const FLAG: &str = "--auth-file";
 const DEFAULT_SOURCE: &str = "Pi's auth file";
 
 /// The file's text, refused when group or others can read it.
-fn read(path: &Path, source: &str) -> Result<String, String> {
-    let shown = path.display();
-    let file = InputFile::open(path).map_err(|err| format!("{source} {shown}: {err}"))?;
+fn read(path: &Path, origin: &'static str) -> Result<String, AuthFileError> {
+    let unreadable = |source| AuthFileError::Unreadable {
+        origin,
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = InputFile::open(path).map_err(unreadable)?;
     let mode = file.metadata().permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
-        return Err(format!(
-            "{source} {shown}: readable by others (mode {mode:o}); run chmod 600 on it"
-        ));
+        return Err(AuthFileError::ReadableByOthers {
+            origin,
+            path: path.to_path_buf(),
+            mode,
+        });
     }
-    file.read_text(InputKind::AuthFile)
-        .map_err(|err| format!("{source} {shown}: {err}"))
+    file.read_text(InputKind::AuthFile).map_err(unreadable)
 }
 
-fn entries(text: &str) -> Result<serde_json::Map<String, Value>, String> {
-    serde_json::from_str(text).map_err(|err| format!("not a JSON object of providers: {err}"))
+/// The file's entries, when it is a JSON object.
+fn entries(text: &str) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
+    serde_json::from_str(text)
 }
 
 fn from_entries(entries: serde_json::Map<String, Value>, source: &str) -> AuthFile {

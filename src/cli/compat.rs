@@ -11,8 +11,19 @@
 
 use std::ffi::OsString;
 
+/// An agentic-pi flag whose value cannot be rewritten: a usage error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompatError {
+    /// `--retry-base-delay-ms` is the last argument.
+    #[error("--retry-base-delay-ms requires a value")]
+    MissingDelay,
+    /// `--retry-base-delay-ms` is not a whole number of milliseconds, at least 1.
+    #[error("--retry-base-delay-ms must be a positive integer (got '{0}')")]
+    InvalidDelay(String),
+}
+
 /// The argument list with agentic-pi's spellings rewritten to worker's.
-pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Result<Vec<OsString>, String> {
+pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Result<Vec<OsString>, CompatError> {
     let mut out = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -20,7 +31,7 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Result<Vec<OsStrin
         let value = if text == "--retry-base-delay-ms" {
             Some(
                 args.next()
-                    .ok_or("--retry-base-delay-ms requires a value")?
+                    .ok_or(CompatError::MissingDelay)?
                     .to_string_lossy()
                     .into_owned(),
             )
@@ -32,9 +43,7 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Result<Vec<OsStrin
             Some(ms) => {
                 let valid = ms.parse::<u64>().is_ok_and(|n| n >= 1);
                 if !valid {
-                    return Err(format!(
-                        "--retry-base-delay-ms must be a positive integer (got '{ms}')"
-                    ));
+                    return Err(CompatError::InvalidDelay(ms));
                 }
                 out.push("--retry-base-delay".into());
                 out.push(format!("{ms}ms").into());

@@ -19,9 +19,31 @@ use crate::http::RetryPolicy;
 use super::RunArgs;
 use super::pi_agent::FileRetry;
 
+/// A limit flag's value that cannot be a limit; the message names the flag.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum LimitsError {
+    /// A count of zero.
+    #[error("{flag} must be at least 1")]
+    Zero {
+        /// The flag.
+        flag: &'static str,
+    },
+    /// A budget that is not a positive, finite number.
+    #[error("{flag} must be a positive number of US dollars, got {value}")]
+    NotMoney {
+        /// The flag.
+        flag: &'static str,
+        /// The value it was given.
+        value: f64,
+    },
+}
+
 /// The limits the flags (and Pi's retry settings) ask for, and a warning when the two
 /// disagree; or the one line that says which flag is wrong.
-pub(super) fn limits(args: &RunArgs, file: &FileRetry) -> Result<(Limits, Option<String>), String> {
+pub(super) fn limits(
+    args: &RunArgs,
+    file: &FileRetry,
+) -> Result<(Limits, Option<String>), LimitsError> {
     let counts = [
         ("--max-turns", args.max_turns.map(u64::from)),
         ("--max-tool-calls", args.max_tool_calls.map(u64::from)),
@@ -31,7 +53,7 @@ pub(super) fn limits(args: &RunArgs, file: &FileRetry) -> Result<(Limits, Option
     ];
     for (flag, value) in counts {
         if value == Some(0) {
-            return Err(format!("{flag} must be at least 1"));
+            return Err(LimitsError::Zero { flag });
         }
     }
     if let Some(cost) = args.max_cost {
@@ -93,13 +115,11 @@ pub(super) fn tool_retry_base_delay(args: &RunArgs) -> Duration {
 }
 
 /// A budget in US dollars: a positive, finite number.
-fn money(flag: &str, value: f64) -> Result<(), String> {
+fn money(flag: &'static str, value: f64) -> Result<(), LimitsError> {
     if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
-        Err(format!(
-            "{flag} must be a positive number of US dollars, got {value}"
-        ))
+        Err(LimitsError::NotMoney { flag, value })
     }
 }
 

@@ -20,6 +20,7 @@ mod args;
 mod auth_file;
 pub mod compat;
 mod credentials;
+mod error;
 mod limits;
 pub mod manual;
 mod model;
@@ -29,8 +30,12 @@ pub mod reference;
 mod tool_names;
 
 pub use args::{Cli, Command, RunArgs, TraceCommand};
-pub use model::parse_model;
-pub use prompt::{PromptError, read_prompt};
+pub use auth_file::AuthFileError;
+pub use error::UsageError;
+pub use limits::LimitsError;
+pub use model::{ModelError, parse_model};
+pub use pi_agent::PiSettingsError;
+pub use prompt::{InvalidPrompt, PromptError, read_prompt};
 
 /// The run's configuration and the warnings found on the way (reported, not fatal).
 ///
@@ -40,7 +45,7 @@ pub fn build_config(
     args: &RunArgs,
     env: &dyn Env,
     secrets: &Secrets,
-) -> Result<(RunConfig, Vec<String>), String> {
+) -> Result<(RunConfig, Vec<String>), UsageError> {
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let (model, sources) = model_and_keys(args, env, secrets)?;
     let mut config = RunConfig::new(cwd, model);
@@ -73,8 +78,7 @@ pub fn build_config(
     if let Some(allow) = &mut config.tools.allow {
         warnings.extend(tool_names::keep_offered(allow, &available));
     }
-    crate::tools::ToolSet::select(available, config.tools.allow.as_deref())
-        .map_err(|unknown| unknown.to_string())?;
+    crate::tools::ToolSet::select(available, config.tools.allow.as_deref())?;
     // Last: the session file is created here, and a usage error must leave nothing behind.
     config.session = match session_setup(args, env, &config, loaded) {
         Ok(setup) => setup,
@@ -102,7 +106,7 @@ fn model_and_keys(
     args: &RunArgs,
     env: &dyn Env,
     secrets: &Secrets,
-) -> Result<(ModelSource, KeySources), String> {
+) -> Result<(ModelSource, KeySources), UsageError> {
     let overrides = match (&args.providers, env.get(model::PROVIDERS_ENV)) {
         (Some(raw), _) => model::parse_overrides(raw, "--providers")?,
         (None, Some(raw)) => model::parse_overrides(&raw, model::PROVIDERS_ENV)?,
@@ -143,16 +147,26 @@ fn run_settings(
     args: &RunArgs,
     pi_settings: &pi_agent::Settings,
     config: &mut RunConfig,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, UsageError> {
     config.price = args.price.clone();
     if let Some(path) = &args.output_schema {
-        let shown = path.display();
-        let text = read_text(path, InputKind::OutputSchema)
-            .map_err(|err| format!("--output-schema {shown}: {err}"))?;
-        let schema = serde_json::from_str(&text)
-            .map_err(|err| format!("--output-schema {shown}: not JSON: {err}"))?;
-        let schema = crate::output::OutputSchema::new(schema)
-            .map_err(|err| format!("--output-schema {shown}: {err}"))?;
+        let text = read_text(path, InputKind::OutputSchema).map_err(|source| {
+            UsageError::OutputSchemaUnreadable {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        let schema =
+            serde_json::from_str(&text).map_err(|source| UsageError::OutputSchemaNotJson {
+                path: path.clone(),
+                source,
+            })?;
+        let schema = crate::output::OutputSchema::new(schema).map_err(|source| {
+            UsageError::OutputSchemaInvalid {
+                path: path.clone(),
+                source,
+            }
+        })?;
         config.output_schema = Some(Arc::new(schema));
     }
     config.output_last_message = args.output_last_message.clone();
@@ -160,7 +174,10 @@ fn run_settings(
         config
             .prices
             .merge_file(path)
-            .map_err(|err| format!("--prices-file {}: {err}", path.display()))?;
+            .map_err(|source| UsageError::PricesFile {
+                path: path.clone(),
+                source,
+            })?;
     }
     // The stream is the record; keeping every event in memory too would grow with output.
     config.retain_records = false;
@@ -188,10 +205,9 @@ fn run_settings(
     if let Some(record) = &args.record {
         let parent = record.parent().filter(|p| !p.as_os_str().is_empty());
         if parent.is_some_and(|p| !p.is_dir()) {
-            return Err(format!(
-                "--record {}: the directory does not exist",
-                record.display()
-            ));
+            return Err(UsageError::RecordDirectory {
+                path: record.clone(),
+            });
         }
         config.record = Some(record.clone());
     }
@@ -205,7 +221,7 @@ fn add_tool_extensions(
     env: &dyn Env,
     config: &mut RunConfig,
     warnings: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), UsageError> {
     let github = crate::github::configure(
         env,
         args.profile.as_deref(),
@@ -236,7 +252,7 @@ fn add_tool_extensions(
         .iter()
         .any(|path| path.to_string_lossy().trim().is_empty())
     {
-        return Err("--skill requires a non-empty path".into());
+        return Err(UsageError::EmptySkillPath);
     }
     let skills = crate::skills::Settings {
         paths: args.skill.clone(),
@@ -269,7 +285,7 @@ fn add_observers(
     env: &dyn Env,
     config: &mut RunConfig,
     warnings: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), UsageError> {
     let decorate = matches!(config.model, ModelSource::Http { provider, .. } if provider.dynamo);
     // --parent-session-id is the Dynamo parent trajectory unless the environment names one.
     let with_parent = WithDefault {
@@ -327,9 +343,11 @@ fn add_observers(
     warnings.extend(telemetry.warnings);
     config.extensions.extend(telemetry.extension);
     if settings.is_active() {
-        let bridge = DynamoBridge::new(settings, config.secrets.clone()).map_err(|err| {
-            let path = args.trace_file.as_deref().unwrap_or(Path::new(""));
-            format!("--trace-file {}: {err}", path.display())
+        let bridge = DynamoBridge::new(settings, config.secrets.clone()).map_err(|source| {
+            UsageError::TraceFile {
+                path: args.trace_file.clone().unwrap_or_default(),
+                source,
+            }
         })?;
         config.extensions.push(std::sync::Arc::new(bridge));
     }
@@ -342,14 +360,12 @@ fn confine(
     args: &RunArgs,
     env: &dyn Env,
     config: &RunConfig,
-) -> Result<crate::sandbox::Confinement, String> {
+) -> Result<crate::sandbox::Confinement, UsageError> {
     if args.sandbox_image.is_some() {
-        return Err("--sandbox-image is for VM backends; --sandbox linux needs no image".into());
+        return Err(UsageError::SandboxImage);
     }
     if !args.allow_host.is_empty() && args.no_network {
-        return Err(
-            "--allow-host and --no-network contradict each other: choose the hosts commands may reach, or none".into(),
-        );
+        return Err(UsageError::AllowHostWithoutNetwork);
     }
     let max_processes = match env.get(crate::sandbox::linux::MAX_PROCESSES_VAR) {
         None => None,
@@ -358,12 +374,7 @@ fn confine(
                 .parse::<u64>()
                 .ok()
                 .filter(|n| *n >= 8)
-                .ok_or_else(|| {
-                    format!(
-                        "{}={raw}: expected a number of processes, at least 8",
-                        crate::sandbox::linux::MAX_PROCESSES_VAR
-                    )
-                })?,
+                .ok_or_else(|| UsageError::MaxProcesses { value: raw.clone() })?,
         ),
     };
     let settings = crate::sandbox::Settings {
@@ -384,7 +395,7 @@ fn confine(
         env.get(crate::sandbox::linux::ASSUME_MISSING_VAR)
             .as_deref(),
     )
-    .map_err(|err| err.to_string())
+    .map_err(UsageError::from)
 }
 
 /// The environment, with one variable given a value when it has none.
@@ -403,7 +414,7 @@ impl Env for WithDefault<'_> {
 }
 
 /// The session's directory, from `--session-dir` or the XDG default.
-fn session_dir(args: &RunArgs, env: &dyn Env, cwd: &Path) -> Result<PathBuf, String> {
+fn session_dir(args: &RunArgs, env: &dyn Env, cwd: &Path) -> Result<PathBuf, UsageError> {
     if let Some(dir) = &args.session_dir {
         return Ok(dir.clone());
     }
@@ -412,7 +423,7 @@ fn session_dir(args: &RunArgs, env: &dyn Env, cwd: &Path) -> Result<PathBuf, Str
         env.get("HOME").map(PathBuf::from).as_deref(),
         cwd,
     )
-    .ok_or_else(|| "no session directory: set --session-dir, XDG_STATE_HOME or HOME".to_string())
+    .ok_or(UsageError::NoSessionDir)
 }
 
 /// The session a run continues (`--resume`, `--continue`), loaded.
@@ -420,7 +431,7 @@ fn resumed(
     args: &RunArgs,
     env: &dyn Env,
     cwd: &Path,
-) -> Result<Option<crate::session::Loaded>, String> {
+) -> Result<Option<crate::session::Loaded>, UsageError> {
     let path = match (&args.resume, args.continue_session) {
         (Some(target), _) => {
             let as_path = PathBuf::from(target);
@@ -432,48 +443,43 @@ fn resumed(
                 as_path
             } else {
                 let dir = session_dir(args, env, cwd)?;
-                crate::session::find(&dir, target).ok_or_else(|| {
-                    format!(
-                        "--resume {target}: no such session file, and no session of that id in {}",
-                        dir.display()
-                    )
+                crate::session::find(&dir, target).ok_or_else(|| UsageError::NoSuchSession {
+                    target: target.clone(),
+                    dir: dir.clone(),
                 })?
             }
         }
         (None, true) => {
             let dir = session_dir(args, env, cwd)?;
-            crate::session::most_recent(&dir, cwd).ok_or_else(|| {
-                format!(
-                    "--continue: no session of {} to continue in {}",
-                    cwd.display(),
-                    dir.display()
-                )
+            crate::session::most_recent(&dir, cwd).ok_or_else(|| UsageError::NothingToContinue {
+                cwd: cwd.to_path_buf(),
+                dir: dir.clone(),
             })?
         }
         (None, false) => return Ok(None),
     };
     crate::session::load(&path)
         .map(Some)
-        .map_err(|err| format!("--resume: {err}"))
+        .map_err(UsageError::Resume)
 }
 
 /// The run's session id: the resumed session's, `--session-id`, or a new UUIDv7.
 fn session_id(
     args: &RunArgs,
     loaded: Option<&crate::session::Loaded>,
-) -> Result<SessionId, String> {
+) -> Result<SessionId, UsageError> {
     let given = match &args.session_id {
-        Some(id) => Some(SessionId::parse(id).map_err(|err| format!("--session-id: {err}"))?),
+        Some(id) => Some(SessionId::parse(id).map_err(UsageError::SessionId)?),
         None => None,
     };
     if let Some(id) = &args.parent_session_id {
-        SessionId::parse(id).map_err(|err| format!("--parent-session-id: {err}"))?;
+        SessionId::parse(id).map_err(UsageError::ParentSessionId)?;
     }
     match (loaded, given) {
-        (Some(loaded), Some(id)) if id != loaded.id => Err(format!(
-            "--session-id {id} differs from the resumed session's id {}",
-            loaded.id
-        )),
+        (Some(loaded), Some(id)) if id != loaded.id => Err(UsageError::SessionIdMismatch {
+            given: id,
+            resumed: loaded.id.clone(),
+        }),
         (Some(loaded), _) => Ok(loaded.id.clone()),
         (None, Some(id)) => Ok(id),
         (None, None) => Ok(SessionId::generate()),
@@ -486,7 +492,7 @@ fn session_setup(
     env: &dyn Env,
     config: &RunConfig,
     loaded: Option<crate::session::Loaded>,
-) -> Result<Option<crate::config::SessionSetup>, String> {
+) -> Result<Option<crate::config::SessionSetup>, UsageError> {
     if args.no_session {
         // Resuming without saving: the history is read, nothing is written.
         return Ok(loaded.map(|loaded| crate::config::SessionSetup {
@@ -501,8 +507,12 @@ fn session_setup(
     let setup = match loaded {
         Some(loaded) => crate::config::SessionSetup {
             writer: Some(
-                crate::session::SessionWriter::append_to(&loaded, secrets)
-                    .map_err(|err| format!("--resume {}: {err}", loaded.path.display()))?,
+                crate::session::SessionWriter::append_to(&loaded, secrets).map_err(|source| {
+                    UsageError::ResumeAppend {
+                        path: loaded.path.clone(),
+                        source,
+                    }
+                })?,
             ),
             resumed: Some(resumed_from(&loaded)),
             prior_entries: loaded.entry_ids.len(),
@@ -518,7 +528,10 @@ fn session_setup(
                 args.parent_session_id.as_deref(),
                 secrets,
             )
-            .map_err(|err| format!("session directory {}: {err}", dir.display()))?;
+            .map_err(|source| UsageError::SessionCreate {
+                dir: dir.clone(),
+                source,
+            })?;
             crate::config::SessionSetup {
                 writer: Some(writer),
                 resumed: None,
@@ -539,25 +552,33 @@ fn resumed_from(loaded: &crate::session::Loaded) -> crate::events::ResumedFrom {
     }
 }
 
-fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, String> {
+fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
     let Some(path) = cwd else {
-        return std::env::current_dir()
-            .map_err(|err| format!("cannot read the current directory: {err}"));
+        return std::env::current_dir().map_err(UsageError::CurrentDir);
     };
     match std::fs::canonicalize(path) {
         Ok(real) if real.is_dir() => Ok(real),
-        Ok(_) => Err(format!("--cwd {}: not a directory", path.display())),
-        Err(_) => Err(format!("--cwd {}: no such directory", path.display())),
+        Ok(_) => Err(UsageError::CwdNotADirectory {
+            path: path.to_path_buf(),
+        }),
+        Err(source) => Err(UsageError::NoSuchCwd {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
-fn text_or_file(value: Option<&str>, flag: &str) -> Result<Option<String>, String> {
+fn text_or_file(value: Option<&str>, flag: &'static str) -> Result<Option<String>, UsageError> {
     match value {
         None => Ok(None),
         Some(text) => match text.strip_prefix('@') {
             Some(path) => read_text(Path::new(path), InputKind::SystemPrompt)
                 .map(Some)
-                .map_err(|err| format!("{flag} @{path}: {err}")),
+                .map_err(|source| UsageError::PromptFile {
+                    flag,
+                    path: PathBuf::from(path),
+                    source,
+                }),
             None => Ok(Some(text.to_string())),
         },
     }

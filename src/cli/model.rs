@@ -15,9 +15,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::config::{Endpoint, Env, ModelSource, http_url, normalize_base_url};
+use crate::config::{Endpoint, Env, ModelSource, UrlError, http_url, normalize_base_url};
 use crate::llm::Provider;
-use crate::llm::fixture::Fixture;
+use crate::llm::fixture::{Fixture, FixtureError};
 use crate::llm::provider::BUILT_IN;
 
 /// The variable agentic-pi reads provider overrides from (the flag wins).
@@ -34,49 +34,159 @@ pub struct Override {
     pub api_key_env: Option<String>,
 }
 
+/// Why `--model` or `--providers` (or its variable) cannot be used: a usage error. `label`
+/// names where the providers came from, `provider` the entry.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The providers are not JSON.
+    #[error("{label} must be JSON: {source}")]
+    ProvidersNotJson {
+        /// `--providers`, or the variable.
+        label: &'static str,
+        /// Why they did not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The providers are JSON, but not an object.
+    #[error("{label} must be a JSON object of provider -> {{baseUrl, ...}}")]
+    ProvidersNotObject {
+        /// `--providers`, or the variable.
+        label: &'static str,
+    },
+    /// An entry without `baseUrl`.
+    #[error("{label}.{provider}.baseUrl is required")]
+    MissingBaseUrl {
+        /// `--providers`, or the variable.
+        label: &'static str,
+        /// The entry's name.
+        provider: String,
+    },
+    /// A base URL (an entry's, or a built-in provider's variable) that is not an http(s) URL.
+    #[error(transparent)]
+    BaseUrl(#[from] UrlError),
+    /// An entry whose `api` is not a wire format worker speaks.
+    #[error("{label}.{provider}.api '{api}' is not one worker speaks: {}", Provider::api_names().join(" or "))]
+    UnknownApi {
+        /// `--providers`, or the variable.
+        label: &'static str,
+        /// The entry's name.
+        provider: String,
+        /// The `api` it gives.
+        api: String,
+    },
+    /// An entry's `apiKey` or `apiKeyEnv` that is not a non-empty string (never echoed: it may
+    /// be a key).
+    #[error("{label}.{provider}.{field} must be a non-empty string")]
+    NotAString {
+        /// `--providers`, or the variable.
+        label: &'static str,
+        /// The entry's name.
+        provider: String,
+        /// `apiKey` or `apiKeyEnv`.
+        field: &'static str,
+    },
+    /// An entry that gives both `apiKey` and `apiKeyEnv`.
+    #[error(
+        "{label}.{provider}: give apiKey (the key) or apiKeyEnv (a variable holding it), not both"
+    )]
+    KeyAndKeyEnv {
+        /// `--providers`, or the variable.
+        label: &'static str,
+        /// The entry's name.
+        provider: String,
+    },
+    /// `--model` is not `provider/id`.
+    #[error("--model must be 'provider/id', got '{raw}'")]
+    Malformed {
+        /// The value, trimmed.
+        raw: String,
+    },
+    /// `--model replay/` without the fixture's path.
+    #[error("--model replay/<file>: the fixture path is missing")]
+    MissingFixturePath,
+    /// The replay fixture cannot be used.
+    #[error("--model: {0}")]
+    Fixture(#[source] FixtureError),
+    /// A `--providers` entry that adds a provider without naming its wire format.
+    #[error("--providers.{provider} needs \"api\" ({}): worker has no built-in provider of that name", Provider::api_names().join(" or "))]
+    NeedsApi {
+        /// The entry's name.
+        provider: String,
+    },
+    /// A provider that is neither built in nor added by `--providers`.
+    #[error(
+        "unknown provider '{provider}' in --model '{raw}'; expected {}, replay, or a name from --providers",
+        built_in_names()
+    )]
+    UnknownProvider {
+        /// The provider as given.
+        provider: String,
+        /// The value of `--model`, trimmed.
+        raw: String,
+    },
+    /// A provider that cannot list its models, without a model id.
+    #[error("--model {provider}/<id>: the model id is missing")]
+    MissingModelId {
+        /// The provider.
+        provider: String,
+    },
+}
+
+/// The built-in providers' names, for the error that names an unknown one.
+fn built_in_names() -> String {
+    let names: Vec<&str> = BUILT_IN.iter().map(|provider| provider.name).collect();
+    names.join(", ")
+}
+
 /// Parses `--providers` (or the variable); `label` names the source in errors.
 pub(super) fn parse_overrides(
     raw: &str,
-    label: &str,
-) -> Result<BTreeMap<String, Override>, String> {
-    let parsed: Value =
-        serde_json::from_str(raw).map_err(|err| format!("{label} must be JSON: {err}"))?;
+    label: &'static str,
+) -> Result<BTreeMap<String, Override>, ModelError> {
+    let parsed: Value = serde_json::from_str(raw)
+        .map_err(|source| ModelError::ProvidersNotJson { label, source })?;
     let Value::Object(entries) = parsed else {
-        return Err(format!(
-            "{label} must be a JSON object of provider -> {{baseUrl, ...}}"
-        ));
+        return Err(ModelError::ProvidersNotObject { label });
     };
     let mut out = BTreeMap::new();
     for (prefix, entry) in entries {
+        let provider = || prefix.clone();
         let base_url = entry["baseUrl"]
             .as_str()
             .map(str::trim)
             .filter(|url| !url.is_empty())
-            .ok_or(format!("{label}.{prefix}.baseUrl is required"))?;
+            .ok_or_else(|| ModelError::MissingBaseUrl {
+                label,
+                provider: provider(),
+            })?;
         http_url(&format!("{label}.{prefix}.baseUrl"), base_url)?;
         let api = match entry.get("api").and_then(Value::as_str) {
             None => None,
-            Some(api) => Some(Provider::for_api(api).ok_or_else(|| {
-                format!(
-                    "{label}.{prefix}.api '{api}' is not one worker speaks: {}",
-                    Provider::api_names().join(" or ")
-                )
-            })?),
+            Some(api) => Some(
+                Provider::for_api(api).ok_or_else(|| ModelError::UnknownApi {
+                    label,
+                    provider: provider(),
+                    api: api.to_string(),
+                })?,
+            ),
         };
-        let text = |field: &str| match entry.get(field) {
+        let text = |field: &'static str| match entry.get(field) {
             None => Ok(None),
             Some(Value::String(value)) if !value.trim().is_empty() => Ok(Some(value.to_string())),
             // The value is never echoed: it may be a key.
-            Some(_) => Err(format!(
-                "{label}.{prefix}.{field} must be a non-empty string"
-            )),
+            Some(_) => Err(ModelError::NotAString {
+                label,
+                provider: provider(),
+                field,
+            }),
         };
         let api_key = text("apiKey")?;
         let api_key_env = text("apiKeyEnv")?;
         if api_key.is_some() && api_key_env.is_some() {
-            return Err(format!(
-                "{label}.{prefix}: give apiKey (the key) or apiKeyEnv (a variable holding it), not both"
-            ));
+            return Err(ModelError::KeyAndKeyEnv {
+                label,
+                provider: provider(),
+            });
         }
         out.insert(
             prefix,
@@ -96,9 +206,11 @@ pub fn parse_model(
     raw: &str,
     env: &dyn Env,
     overrides: &BTreeMap<String, Override>,
-) -> Result<ModelSource, String> {
+) -> Result<ModelSource, ModelError> {
     let raw = raw.trim();
-    let malformed = || format!("--model must be 'provider/id', got '{raw}'");
+    let malformed = || ModelError::Malformed {
+        raw: raw.to_string(),
+    };
     let (prefix, id) = match raw.split_once('/') {
         // Both halves must say something: `openai/` and `/gpt` are typos, not defaults.
         Some((prefix, id)) if prefix.trim().is_empty() || id.trim().is_empty() => {
@@ -110,8 +222,8 @@ pub fn parse_model(
     };
     let chosen = id.filter(|id| *id != "default").map(str::to_string);
     if prefix == "replay" {
-        let path = PathBuf::from(id.ok_or("--model replay/<file>: the fixture path is missing")?);
-        let fixture = Fixture::load(&path).map_err(|err| format!("--model: {err}"))?;
+        let path = PathBuf::from(id.ok_or(ModelError::MissingFixturePath)?);
+        let fixture = Fixture::load(&path).map_err(ModelError::Fixture)?;
         return Ok(ModelSource::Replay { path, fixture });
     }
     let overridden = overrides.get(prefix);
@@ -130,18 +242,16 @@ pub fn parse_model(
                 false,
             ),
             None => {
-                return Err(format!(
-                    "--providers.{prefix} needs \"api\" ({}): worker has no built-in provider of that name",
-                    Provider::api_names().join(" or ")
-                ));
+                return Err(ModelError::NeedsApi {
+                    provider: prefix.to_string(),
+                });
             }
         },
         (None, None) => {
-            let names: Vec<&str> = BUILT_IN.iter().map(|provider| provider.name).collect();
-            return Err(format!(
-                "unknown provider '{prefix}' in --model '{raw}'; expected {}, replay, or a name from --providers",
-                names.join(", ")
-            ));
+            return Err(ModelError::UnknownProvider {
+                provider: prefix.to_string(),
+                raw: raw.to_string(),
+            });
         }
     };
     let (provider, base_url, key_var, required) = match overridden {
@@ -157,7 +267,9 @@ pub fn parse_model(
     };
     let inline_key = overridden.and_then(|entry| entry.api_key.clone());
     if !provider.dialect.lists_models() && chosen.is_none() {
-        return Err(format!("--model {prefix}/<id>: the model id is missing"));
+        return Err(ModelError::MissingModelId {
+            provider: prefix.to_string(),
+        });
     }
     Ok(ModelSource::Http {
         provider,
@@ -173,7 +285,7 @@ pub fn parse_model(
 
 /// The base URL of a built-in provider: the first of its variables that is set (checked as
 /// it is read), else its default.
-fn env_base_url(env: &dyn Env, provider: &Provider) -> Result<String, String> {
+fn env_base_url(env: &dyn Env, provider: &Provider) -> Result<String, UrlError> {
     match provider
         .base_url_vars
         .iter()

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::config::Env;
-use crate::input_file::{InputFile, InputKind};
+use crate::input_file::{InputFile, InputFileError, InputKind};
 
 /// The variable that moves the agent directory, as in Pi.
 pub(super) const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
@@ -51,8 +51,46 @@ pub(super) struct Settings {
     pub warnings: Vec<String>,
 }
 
+/// Why Pi's `settings.json` cannot be used: a usage error.
+#[derive(Debug, thiserror::Error)]
+pub enum PiSettingsError {
+    /// The file exists and cannot be read.
+    #[error("Pi's settings file {path}: {source}")]
+    Unreadable {
+        /// The settings file.
+        path: PathBuf,
+        /// Why it was not read.
+        #[source]
+        source: InputFileError,
+    },
+    /// `retry` is not an object.
+    #[error("{path}: retry must be an object")]
+    RetryNotObject {
+        /// The settings file.
+        path: PathBuf,
+    },
+    /// `retry.enabled` is not a boolean.
+    #[error("{path}: retry.enabled must be true or false")]
+    RetryEnabled {
+        /// The settings file.
+        path: PathBuf,
+    },
+    /// `retry.maxRetries` is not a count.
+    #[error("{path}: retry.maxRetries must be a non-negative integer")]
+    RetryMaxRetries {
+        /// The settings file.
+        path: PathBuf,
+    },
+    /// `retry.baseDelayMs` is not a positive number of milliseconds.
+    #[error("{path}: retry.baseDelayMs must be a positive integer")]
+    RetryBaseDelay {
+        /// The settings file.
+        path: PathBuf,
+    },
+}
+
 /// Reads `<dir>/settings.json`.
-pub(super) fn settings(dir: &Path) -> Result<Settings, String> {
+pub(super) fn settings(dir: &Path) -> Result<Settings, PiSettingsError> {
     let path = dir.join("settings.json");
     let shown = path.display();
     if matches!(std::fs::symlink_metadata(&path), Err(err) if err.kind() == std::io::ErrorKind::NotFound)
@@ -61,7 +99,10 @@ pub(super) fn settings(dir: &Path) -> Result<Settings, String> {
     }
     let text = InputFile::open(&path)
         .and_then(|file| file.read_text(InputKind::Settings))
-        .map_err(|err| format!("Pi's settings file {shown}: {err}"))?;
+        .map_err(|source| PiSettingsError::Unreadable {
+            path: path.clone(),
+            source,
+        })?;
     let parsed: Value = match serde_json::from_str(&text) {
         Ok(value) => value,
         Err(err) => {
@@ -75,7 +116,7 @@ pub(super) fn settings(dir: &Path) -> Result<Settings, String> {
     };
     let retry = match parsed.get("retry") {
         None | Some(Value::Null) => FileRetry::default(),
-        Some(block) => parse_retry(block).map_err(|why| format!("{shown}: {why}"))?,
+        Some(block) => parse_retry(&path, block)?,
     };
     Ok(Settings {
         retry,
@@ -83,15 +124,17 @@ pub(super) fn settings(dir: &Path) -> Result<Settings, String> {
     })
 }
 
-/// `{"enabled": bool, "maxRetries": N >= 0, "baseDelayMs": N >= 1, "provider": {...}}`.
-fn parse_retry(block: &Value) -> Result<FileRetry, String> {
+/// `{"enabled": bool, "maxRetries": N >= 0, "baseDelayMs": N >= 1, "provider": {...}}`, the
+/// block of the settings file at `path`.
+fn parse_retry(path: &Path, block: &Value) -> Result<FileRetry, PiSettingsError> {
+    let path = || path.to_path_buf();
     let Value::Object(block) = block else {
-        return Err("retry must be an object".to_string());
+        return Err(PiSettingsError::RetryNotObject { path: path() });
     };
     let enabled = match block.get("enabled") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(enabled)) => Some(*enabled),
-        Some(_) => return Err("retry.enabled must be true or false".to_string()),
+        Some(_) => return Err(PiSettingsError::RetryEnabled { path: path() }),
     };
     let max_retries = match block.get("maxRetries") {
         None | Some(Value::Null) => None,
@@ -99,7 +142,7 @@ fn parse_retry(block: &Value) -> Result<FileRetry, String> {
             value
                 .as_u64()
                 .and_then(|n| u32::try_from(n).ok())
-                .ok_or("retry.maxRetries must be a non-negative integer")?,
+                .ok_or_else(|| PiSettingsError::RetryMaxRetries { path: path() })?,
         ),
     };
     let base_delay = match block.get("baseDelayMs") {
@@ -109,7 +152,7 @@ fn parse_retry(block: &Value) -> Result<FileRetry, String> {
                 .as_u64()
                 .filter(|ms| *ms >= 1)
                 .map(Duration::from_millis)
-                .ok_or("retry.baseDelayMs must be a positive integer")?,
+                .ok_or_else(|| PiSettingsError::RetryBaseDelay { path: path() })?,
         ),
     };
     Ok(FileRetry {

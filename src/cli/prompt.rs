@@ -18,14 +18,42 @@ use crate::input_file::{InputKind, human_bytes};
 const STDIN_WAIT_WITH_ARGUMENT: Duration = Duration::from_secs(2);
 
 /// Why there is no prompt.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum PromptError {
     /// Empty, undecodable or unreadable input: a usage error.
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] InvalidPrompt),
     /// stdin did not reach EOF within the budget.
     #[error("stdin did not close within --timeout ({}s); the prompt must be complete by then", .0.as_secs_f64())]
     TimedOut(Duration),
+}
+
+/// Why the input is not a prompt: a usage error.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidPrompt {
+    /// Neither the argument nor stdin says anything.
+    #[error(
+        "empty prompt: pipe the prompt into stdin (echo '...' | worker run ...) or pass it as an argument"
+    )]
+    Empty,
+    /// stdin starts with a UTF-16 byte order mark, and what follows is not UTF-16.
+    #[error("stdin is not valid UTF-16")]
+    Utf16,
+    /// stdin is not UTF-8.
+    #[error("stdin is not valid UTF-8 (invalid byte at offset {offset})")]
+    Utf8 {
+        /// Where the first invalid byte is, counting a byte order mark.
+        offset: usize,
+    },
+    /// stdin holds more than a prompt may.
+    #[error("stdin: larger than the {} cap for a prompt", human_bytes(*.cap))]
+    TooLarge {
+        /// The most a prompt may be, in bytes.
+        cap: u64,
+    },
+    /// stdin could not be read.
+    #[error("cannot read stdin: {0}")]
+    Unreadable(#[source] std::io::Error),
 }
 
 /// Reads the prompt; `budget` (the run's `--timeout`) bounds the wait for stdin's EOF.
@@ -42,7 +70,7 @@ pub fn read_prompt(
     } else {
         Some(read_to_end_within(&stdin, budget)?)
     };
-    combine(argument, piped.as_deref()).map_err(PromptError::Invalid)
+    Ok(combine(argument, piped.as_deref())?)
 }
 
 /// All of stdin, up to its cap; with a budget, waits for data at most that long in total.
@@ -52,16 +80,10 @@ fn read_to_end_within(
 ) -> Result<Vec<u8>, PromptError> {
     let cap = InputKind::Prompt.max_bytes();
     let over_cap = |bytes: &[u8]| {
-        (bytes.len() as u64 > cap).then(|| {
-            PromptError::Invalid(format!(
-                "stdin: larger than the {} cap for a prompt",
-                human_bytes(cap)
-            ))
-        })
+        (bytes.len() as u64 > cap).then_some(PromptError::Invalid(InvalidPrompt::TooLarge { cap }))
     };
     let mut bytes = Vec::new();
-    let unreadable =
-        |err: std::io::Error| PromptError::Invalid(format!("cannot read stdin: {err}"));
+    let unreadable = |err: std::io::Error| PromptError::Invalid(InvalidPrompt::Unreadable(err));
     let Some(budget) = budget else {
         stdin
             .lock()
@@ -105,15 +127,15 @@ fn readable_within(stdin: &std::io::Stdin, wait: Duration) -> bool {
 
 /// Joins the argument and stdin the way `codex exec` does:
 /// `argument\n\n<stdin>\n...\n</stdin>`.
-pub(super) fn combine(argument: Option<&str>, stdin: Option<&[u8]>) -> Result<String, String> {
+pub(super) fn combine(
+    argument: Option<&str>,
+    stdin: Option<&[u8]>,
+) -> Result<String, InvalidPrompt> {
     let piped = stdin.map(decode).transpose()?;
     let piped = piped.filter(|text| !text.trim().is_empty());
     let argument = argument.filter(|text| !text.trim().is_empty());
     match (argument, piped) {
-        (None, None) => Err(
-            "empty prompt: pipe the prompt into stdin (echo '...' | worker run ...) or pass it as an argument"
-                .to_string(),
-        ),
+        (None, None) => Err(InvalidPrompt::Empty),
         (Some(argument), None) => Ok(argument.to_string()),
         (None, Some(piped)) => Ok(piped),
         (Some(argument), Some(piped)) => {
@@ -123,7 +145,7 @@ pub(super) fn combine(argument: Option<&str>, stdin: Option<&[u8]>) -> Result<St
     }
 }
 
-fn decode(bytes: &[u8]) -> Result<String, String> {
+fn decode(bytes: &[u8]) -> Result<String, InvalidPrompt> {
     if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
         return utf8(rest, 3);
     }
@@ -139,18 +161,15 @@ fn decode(bytes: &[u8]) -> Result<String, String> {
                     }
                 })
                 .collect();
-            return String::from_utf16(&units).map_err(|_| "stdin is not valid UTF-16".to_string());
+            return String::from_utf16(&units).map_err(|_| InvalidPrompt::Utf16);
         }
     }
     utf8(bytes, 0)
 }
 
-fn utf8(bytes: &[u8], offset: usize) -> Result<String, String> {
-    String::from_utf8(bytes.to_vec()).map_err(|err| {
-        format!(
-            "stdin is not valid UTF-8 (invalid byte at offset {})",
-            offset + err.utf8_error().valid_up_to()
-        )
+fn utf8(bytes: &[u8], offset: usize) -> Result<String, InvalidPrompt> {
+    String::from_utf8(bytes.to_vec()).map_err(|err| InvalidPrompt::Utf8 {
+        offset: offset + err.utf8_error().valid_up_to(),
     })
 }
 

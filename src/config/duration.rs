@@ -10,9 +10,9 @@ use std::time::Duration;
 pub struct FlagDuration(pub Duration);
 
 impl FromStr for FlagDuration {
-    type Err = String;
+    type Err = DurationError;
 
-    fn from_str(raw: &str) -> Result<Self, String> {
+    fn from_str(raw: &str) -> Result<Self, DurationError> {
         parse_duration(raw).map(FlagDuration)
     }
 }
@@ -31,31 +31,63 @@ impl fmt::Display for FlagDuration {
 /// of the clock that a deadline computed from it never overflows.
 pub(super) const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
+/// Why a duration was refused; each message names the text as it was given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DurationError {
+    /// Nothing but whitespace.
+    #[error("empty duration")]
+    Empty,
+    /// A bare number that is not a number of seconds a [`Duration`] holds.
+    #[error("invalid duration '{raw}'")]
+    InvalidSeconds {
+        /// The text as given.
+        raw: String,
+    },
+    /// Text with units that is not a duration.
+    #[error("invalid duration '{raw}' ({source}); use e.g. 90, 90s, 5m or 1h")]
+    Invalid {
+        /// The text as given.
+        raw: String,
+        /// Why the units did not parse.
+        #[source]
+        source: humantime::DurationError,
+    },
+    /// A duration of zero.
+    #[error("duration '{raw}' must be greater than zero")]
+    Zero {
+        /// The text as given.
+        raw: String,
+    },
+    /// A duration beyond [`LONGEST`].
+    #[error("duration '{raw}' is longer than {} days, the longest allowed", LONGEST.as_secs() / 86_400)]
+    TooLong {
+        /// The text as given.
+        raw: String,
+    },
+}
+
 /// Parses a duration flag: seconds as a bare number (`90`, `1.5`) or with units (`90s`, `1500ms`,
 /// `5m`, `1h30m`). Zero and anything longer than 100 years are errors; the message says why.
-pub fn parse_duration(raw: &str) -> Result<Duration, String> {
+pub fn parse_duration(raw: &str) -> Result<Duration, DurationError> {
     let text = raw.trim();
     if text.is_empty() {
-        return Err("empty duration".to_string());
+        return Err(DurationError::Empty);
     }
+    let raw = || raw.to_string();
     let parsed = if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         text.parse::<f64>()
             .ok()
             .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-            .ok_or_else(|| format!("invalid duration '{raw}'"))?
+            .ok_or_else(|| DurationError::InvalidSeconds { raw: raw() })?
     } else {
-        humantime::parse_duration(text).map_err(|err| {
-            format!("invalid duration '{raw}' ({err}); use e.g. 90, 90s, 5m or 1h")
-        })?
+        humantime::parse_duration(text)
+            .map_err(|source| DurationError::Invalid { raw: raw(), source })?
     };
     if parsed.is_zero() {
-        return Err(format!("duration '{raw}' must be greater than zero"));
+        return Err(DurationError::Zero { raw: raw() });
     }
     if parsed > LONGEST {
-        return Err(format!(
-            "duration '{raw}' is longer than {} days, the longest allowed",
-            LONGEST.as_secs() / 86_400
-        ));
+        return Err(DurationError::TooLong { raw: raw() });
     }
     Ok(parsed)
 }

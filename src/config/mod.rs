@@ -16,8 +16,8 @@ use crate::secrets::Secrets;
 mod duration;
 mod http_url;
 
-pub use duration::{FlagDuration, parse_duration};
-pub use http_url::{http_url, url_with_scheme};
+pub use duration::{DurationError, FlagDuration, parse_duration};
+pub use http_url::{UrlError, http_url, url_with_scheme};
 
 /// Reads the environment; blank values count as unset.
 pub trait Env {

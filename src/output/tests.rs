@@ -28,12 +28,19 @@ fn valid_answers_pass_fenced_or_not_and_invalid_ones_say_why() {
         schema
             .check("Looks good!")
             .unwrap_err()
+            .to_string()
             .starts_with("the answer is not JSON")
     );
-    let err = schema.check(r#"{"verdict": "maybe"}"#).unwrap_err();
+    let err = schema
+        .check(r#"{"verdict": "maybe"}"#)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("verdict"), "{err}");
     assert_eq!(
-        schema.check(r#"{"notes": "no verdict"}"#).unwrap_err(),
+        schema
+            .check(r#"{"notes": "no verdict"}"#)
+            .unwrap_err()
+            .to_string(),
         "at '' [S#/required]: missing properties 'verdict'"
     );
     assert!(

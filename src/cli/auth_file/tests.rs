@@ -26,7 +26,7 @@ fn keys_are_read_and_other_entries_reported() {
 fn a_file_others_can_read_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "{}", 0o644);
-    let err = load(&path).unwrap_err();
+    let err = load(&path).unwrap_err().to_string();
     assert!(
         err.ends_with("readable by others (mode 644); run chmod 600 on it"),
         "{err}"
@@ -35,6 +35,7 @@ fn a_file_others_can_read_is_refused() {
     assert!(
         load(&path)
             .unwrap_err()
+            .to_string()
             .contains("not a JSON object of providers")
     );
 }

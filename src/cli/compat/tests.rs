@@ -15,11 +15,15 @@ fn retry_base_delay_ms_becomes_a_duration_in_both_spellings() {
         args(&["run", "--retry-base-delay", "5ms"])
     );
     assert_eq!(
-        normalize(args(&["run", "--retry-base-delay-ms", "0"])).unwrap_err(),
+        normalize(args(&["run", "--retry-base-delay-ms", "0"]))
+            .unwrap_err()
+            .to_string(),
         "--retry-base-delay-ms must be a positive integer (got '0')"
     );
     assert_eq!(
-        normalize(args(&["run", "--retry-base-delay-ms"])).unwrap_err(),
+        normalize(args(&["run", "--retry-base-delay-ms"]))
+            .unwrap_err()
+            .to_string(),
         "--retry-base-delay-ms requires a value"
     );
     assert_eq!(

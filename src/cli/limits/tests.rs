@@ -13,7 +13,9 @@ fn args(flags: &[&str]) -> RunArgs {
 }
 
 fn checked(flags: &[&str]) -> Result<Limits, String> {
-    limits(&args(flags), &FileRetry::default()).map(|(limits, _)| limits)
+    limits(&args(flags), &FileRetry::default())
+        .map(|(limits, _)| limits)
+        .map_err(|err| err.to_string())
 }
 
 /// The model retry schedule for these flags over this `retry` block.

@@ -6,7 +6,7 @@ fn env(pairs: &[(&str, &str)]) -> MapEnv {
 }
 
 fn model(raw: &str, env: &MapEnv) -> Result<ModelSource, String> {
-    parse_model(raw, env, &BTreeMap::new())
+    parse_model(raw, env, &BTreeMap::new()).map_err(|err| err.to_string())
 }
 
 fn endpoint(source: &ModelSource) -> (&str, String, Option<String>, Option<String>) {
@@ -152,6 +152,7 @@ fn providers_re_point_built_ins_and_add_new_names() {
         parse_model("acme/m", &e, &no_api)
             .err()
             .unwrap()
+            .to_string()
             .starts_with("--providers.acme needs \"api\"")
     );
     for (raw, message) in [
@@ -173,11 +174,15 @@ fn providers_re_point_built_ins_and_add_new_names() {
             "--providers.a.api 'gemini' is not one worker speaks: openai-completions or anthropic-messages",
         ),
     ] {
-        assert_eq!(parse_overrides(raw, "--providers").unwrap_err(), message);
+        assert_eq!(
+            parse_overrides(raw, "--providers").unwrap_err().to_string(),
+            message
+        );
     }
     assert!(
         parse_overrides("{", "X")
             .unwrap_err()
+            .to_string()
             .starts_with("X must be JSON: ")
     );
 }
@@ -228,7 +233,12 @@ fn a_key_field_that_is_not_one_string_is_refused_without_echoing_it() {
         entry["baseUrl"] = "https://gw/v1".into();
         entry["api"] = "openai-completions".into();
         let raw = serde_json::json!({ "acme": entry }).to_string();
-        assert_eq!(parse_overrides(&raw, "--providers").unwrap_err(), expected);
+        assert_eq!(
+            parse_overrides(&raw, "--providers")
+                .unwrap_err()
+                .to_string(),
+            expected
+        );
     }
 }
 
@@ -271,7 +281,10 @@ fn a_base_url_variable_must_be_http_or_https() {
     ] {
         let e = env(&[(var, "ftp://models.example/v1")]);
         assert_eq!(
-            parse_model(model, &e, &BTreeMap::new()).err().unwrap(),
+            parse_model(model, &e, &BTreeMap::new())
+                .err()
+                .unwrap()
+                .to_string(),
             format!(
                 "{var} 'ftp://models.example/v1': unsupported scheme 'ftp'; expected an http:// or https:// URL"
             )
@@ -283,6 +296,7 @@ fn a_base_url_variable_must_be_http_or_https() {
         parse_model("dynamo/m", &e, &BTreeMap::new())
             .err()
             .unwrap()
+            .to_string()
             .starts_with("OPENAI_BASE_URL 'models.example' has no scheme")
     );
 }

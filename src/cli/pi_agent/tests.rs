@@ -29,7 +29,7 @@ fn the_agent_dir_is_under_home_unless_the_variable_moves_it() {
 fn settings_of(text: &str) -> Result<Settings, String> {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("settings.json"), text).unwrap();
-    settings(dir.path())
+    settings(dir.path()).map_err(|err| err.to_string())
 }
 
 #[test]

@@ -23,11 +23,13 @@ fn boms_are_handled_and_invalid_bytes_are_located() {
     assert_eq!(combine(None, Some(b"\xEF\xBB\xBFhi")).unwrap(), "hi");
     assert_eq!(combine(None, Some(b"\xFF\xFEh\0i\0")).unwrap(), "hi");
     assert_eq!(
-        combine(None, Some(b"ok\xC3\x28")).unwrap_err(),
+        combine(None, Some(b"ok\xC3\x28")).unwrap_err().to_string(),
         "stdin is not valid UTF-8 (invalid byte at offset 2)"
     );
     assert_eq!(
-        combine(None, Some(b"\xEF\xBB\xBFok\xFF")).unwrap_err(),
+        combine(None, Some(b"\xEF\xBB\xBFok\xFF"))
+            .unwrap_err()
+            .to_string(),
         "stdin is not valid UTF-8 (invalid byte at offset 5)"
     );
 }
@@ -38,6 +40,7 @@ fn empty_and_blank_prompts_are_refused() {
         assert!(
             combine(None, Some(input))
                 .unwrap_err()
+                .to_string()
                 .starts_with("empty prompt")
         );
     }

@@ -1,5 +1,10 @@
 use super::*;
 
+/// The parse, with the error as its message.
+fn parsed(raw: &str) -> Result<Duration, String> {
+    parse_duration(raw).map_err(|err| err.to_string())
+}
+
 #[test]
 fn accepts_bare_seconds_and_unit_suffixes() {
     assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
@@ -23,55 +28,49 @@ fn flag_durations_print_as_they_are_typed() {
 
 #[test]
 fn rejects_zero_garbage_and_empty() {
+    assert!(parsed("0").unwrap_err().contains("greater than zero"));
     assert!(
-        parse_duration("0")
-            .unwrap_err()
-            .contains("greater than zero")
-    );
-    assert!(
-        parse_duration("soon")
+        parsed("soon")
             .unwrap_err()
             .contains("invalid duration 'soon'")
     );
-    assert_eq!(parse_duration("  "), Err("empty duration".to_string()));
-    assert_eq!(
-        parse_duration("1.2.3"),
-        Err("invalid duration '1.2.3'".to_string())
-    );
+    assert_eq!(parsed("  "), Err("empty duration".to_string()));
+    assert_eq!(parsed("1.2.3"), Err("invalid duration '1.2.3'".to_string()));
     // Too large for a Duration: an error, not a panic.
     assert_eq!(
-        parse_duration("99999999999999999999999"),
+        parsed("99999999999999999999999"),
         Err("invalid duration '99999999999999999999999'".to_string())
     );
     assert!(
-        parse_duration("99999999999999999999999s")
+        parsed("99999999999999999999999s")
             .unwrap_err()
             .starts_with("invalid duration '99999999999999999999999s' (")
     );
     // Representable, but a deadline that far out would overflow the clock.
     assert_eq!(
-        parse_duration("10000000000000000000"),
+        parsed("10000000000000000000"),
         Err(
             "duration '10000000000000000000' is longer than 36500 days, the longest allowed"
                 .to_string()
         )
     );
     assert!(
-        parse_duration("101y")
+        parsed("101y")
             .unwrap_err()
             .contains("longer than 36500 days")
     );
-    assert_eq!(parse_duration("36500d"), Ok(LONGEST));
+    assert_eq!(parsed("36500d"), Ok(LONGEST));
 }
 
 mod props {
     use super::super::*;
+    use super::parsed;
     use proptest::prelude::*;
 
     /// Every outcome of parsing is either a duration inside (0, LONGEST] or an error that names
     /// the text it rejects (blank text is the one error that has nothing to name).
     fn assert_bounded_or_named(text: &str) {
-        match parse_duration(text) {
+        match parsed(text) {
             Ok(parsed) => {
                 assert!(!parsed.is_zero(), "{text:?} parsed as zero");
                 assert!(parsed <= LONGEST, "{text:?} parsed as {parsed:?}");
@@ -102,7 +101,7 @@ mod props {
         #[test]
         fn bare_seconds_agree_with_float_parsing(digits in "[0-9]{1,12}(\\.[0-9]{0,9})?") {
             let secs: f64 = digits.parse().map_err(|err| TestCaseError::fail(format!("{err}")))?;
-            match parse_duration(&digits) {
+            match parsed(&digits) {
                 Ok(parsed) => {
                     let error = (parsed.as_secs_f64() - secs).abs();
                     prop_assert!(error <= secs * 1e-9 + 1e-9, "{digits} parsed as {parsed:?}");
