@@ -50,15 +50,8 @@ pub enum GitHubError {
     Profile(#[from] profiles::ProfileError),
     /// `GITHUB_API_URL` or `GITHUB_SERVER_URL` is not a URL git and the API can use; the
     /// message names the variable.
-    #[error("{0}")]
-    Url(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
-
-/// The message, for a caller that reports errors as text (a usage error).
-impl From<GitHubError> for String {
-    fn from(err: GitHubError) -> String {
-        err.to_string()
-    }
+    #[error(transparent)]
+    Url(#[from] crate::config::UrlError),
 }
 
 /// What `--profile` resolved to, and what to warn about.
@@ -123,10 +116,10 @@ pub fn configure(
     let api_base = env
         .get("GITHUB_API_URL")
         .unwrap_or_else(|| DEFAULT_API_URL.to_string());
-    http_url("GITHUB_API_URL", &api_base).map_err(|err| GitHubError::Url(err.into()))?;
+    http_url("GITHUB_API_URL", &api_base).map_err(GitHubError::Url)?;
     if let Some(server) = env.get(git::SERVER_URL_VAR) {
         url_with_scheme(git::SERVER_URL_VAR, &server, &git::SERVER_SCHEMES)
-            .map_err(|err| GitHubError::Url(err.into()))?;
+            .map_err(GitHubError::Url)?;
     }
     let auth_kind = credentials.kind();
     let gh = GitHub::new(&api_base, credentials, retry_base, secrets.clone());

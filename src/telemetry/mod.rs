@@ -114,8 +114,8 @@ pub enum TelemetryError {
     Namespace(String),
     /// An endpoint export would post to (`--otel-endpoint`, an `OTEL_EXPORTER_OTLP_*`
     /// variable) is not an http(s) URL; the message names the flag or variable.
-    #[error("{0}")]
-    Endpoint(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Endpoint(#[from] crate::config::UrlError),
     /// This worker was built without the `otel` feature.
     #[error("this worker was built without the `otel` feature")]
     NotBuiltIn,
@@ -136,13 +136,6 @@ pub enum TelemetryError {
         /// The exporter's own error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-}
-
-/// The message, for a caller that reports errors as text (a usage error).
-impl From<TelemetryError> for String {
-    fn from(err: TelemetryError) -> String {
-        err.to_string()
-    }
 }
 
 /// What [`configure`] decided.
@@ -292,11 +285,11 @@ fn check_endpoints(env: &dyn Env, flags: &Flags) -> Result<(), TelemetryError> {
     if let Some(endpoint) = &flags.endpoint {
         return http_url("--otel-endpoint", endpoint)
             .map(|_| ())
-            .map_err(|err| TelemetryError::Endpoint(err.into()));
+            .map_err(TelemetryError::Endpoint);
     }
     for name in ENDPOINT_VARS {
         if let Some(value) = env.get(name) {
-            http_url(name, &value).map_err(|err| TelemetryError::Endpoint(err.into()))?;
+            http_url(name, &value).map_err(TelemetryError::Endpoint)?;
         }
     }
     Ok(())

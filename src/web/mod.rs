@@ -95,21 +95,14 @@ pub enum WebError {
     #[error("Unknown web-search provider '{0}'. Expected one of: {names}", names = provider_names())]
     UnknownProvider(String),
     /// The provider's base-URL variable is not an http(s) URL; the message names the variable.
-    #[error("{0}")]
-    BaseUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    BaseUrl(#[from] crate::config::UrlError),
     /// The provider's HTTP client could not be built.
     #[error("{0}")]
     Client(#[source] reqwest::Error),
     /// `web_fetch`'s HTTP client could not be built; the message is the error with its causes.
     #[error("{}", crate::http::error_chain(.0))]
     FetchClient(#[source] reqwest::Error),
-}
-
-/// The message, for a caller that reports errors as text (a usage error).
-impl From<WebError> for String {
-    fn from(err: WebError) -> String {
-        err.to_string()
-    }
 }
 
 /// The providers' names, as error messages list them.
@@ -216,7 +209,7 @@ impl WebSearch {
         let base_url = match env.get(provider.base_url_var()) {
             Some(url) => {
                 crate::config::http_url(provider.base_url_var(), &url)
-                    .map_err(|err| WebError::BaseUrl(err.into()))?;
+                    .map_err(WebError::BaseUrl)?;
                 url
             }
             None => provider.default_base_url().to_string(),
