@@ -52,6 +52,7 @@ fn percentile(outcomes: &[Outcome], p: f64) -> f64 {
         .map(|o| o.sample.wall.as_secs_f64() * 1000.0)
         .collect();
     walls.sort_by(f64::total_cmp);
+    #[allow(clippy::cast_sign_loss, reason = "p is a fraction in 0..=1")]
     let index = ((walls.len() as f64 - 1.0) * p).round() as usize;
     walls[index]
 }

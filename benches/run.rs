@@ -27,7 +27,7 @@ use mock_llm::*;
 use wait::{Sample, measure};
 
 fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
+    values.sort_by(f64::total_cmp);
     values[values.len() / 2]
 }
 

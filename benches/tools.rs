@@ -241,7 +241,7 @@ fn sandbox(
     for _ in 0..rounds {
         preflight(None).unwrap();
     }
-    let setup = setup.elapsed().as_secs_f64() * 1000.0 / rounds as f64;
+    let setup = setup.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds);
     // `--sandbox none` as the binary runs it: each command through `worker __contain`.
     let mut contained_ctx = context(tree);
     contained_ctx.bash.launcher = Some(vec![

@@ -72,6 +72,6 @@ impl RunControl {
 
     /// Resolves once the run is aborted.
     pub async fn aborted(&self) {
-        self.token.cancelled().await
+        self.token.cancelled().await;
     }
 }

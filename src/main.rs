@@ -53,7 +53,7 @@ fn main() -> ExitCode {
             // --help and --version print to stdout and exit 0; real errors exit 2.
             let code = err.exit_code();
             let _ = err.format(&mut command).print();
-            return ExitCode::from(code as u8);
+            return ExitCode::from(u8::try_from(code).unwrap_or(ExitStatus::Usage.code()));
         }
     };
     let status = match cli.command {

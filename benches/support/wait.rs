@@ -21,11 +21,11 @@ pub(crate) fn measure(mut cmd: Command, stdin: &[u8]) -> (Sample, i32, Instant) 
     if let Some(mut input) = child.stdin.take() {
         let _ = input.write_all(stdin);
     }
-    let pid = child.id() as libc::pid_t;
+    let pid = child.id().cast_signed();
     let mut status = 0;
     // SAFETY: plain FFI; `rusage` is a zeroed POD the kernel fills, and `pid` is our child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let waited = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
     let wall = started.elapsed();
     assert_eq!(waited, pid, "wait4 failed");
     let code = if libc::WIFEXITED(status) {

@@ -93,7 +93,7 @@ impl Budgets {
                 if kind == LimitKind::MaxCost {
                     format!("{v:.4}")
                 } else {
-                    format!("{}", v.round() as u64)
+                    format!("{:.0}", v.round())
                 }
             };
             let message = format!(

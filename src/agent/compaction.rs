@@ -82,7 +82,11 @@ pub(super) fn summary_input(older: &[Message]) -> Vec<Message> {
         .iter()
         .map(|message| match message {
             Message::ToolResult(result) => {
-                let text: String = result.content.iter().map(|c| c.as_str()).collect();
+                let text: String = result
+                    .content
+                    .iter()
+                    .map(crate::events::TextContent::as_str)
+                    .collect();
                 let cut = crate::text::floor_char_boundary(&text, SUMMARY_RESULT_CHARS);
                 let shown = if cut < text.len() {
                     format!("{}… [{} more characters]", &text[..cut], text.len() - cut)

@@ -125,7 +125,7 @@ impl Session {
             model,
         );
         tokio::select! {
-            _ = self.config.control.aborted() => None,
+            () = self.config.control.aborted() => None,
             window = lookup => window,
         }
     }
@@ -148,7 +148,7 @@ impl Session {
         let mut attempt = 0;
         loop {
             let found = tokio::select! {
-                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
+                () = control.aborted() => return Err(fatal("aborted during model discovery".into())),
                 found = first_model(client, &endpoint.base_url, endpoint.api_key.as_deref(), crate::config::defaults::DISCOVERY_TIMEOUT) => found,
             };
             let error = match found {
@@ -164,8 +164,8 @@ impl Session {
             };
             attempt += 1;
             tokio::select! {
-                _ = control.aborted() => return Err(fatal("aborted during model discovery".into())),
-                _ = tokio::time::sleep(wait) => {}
+                () = control.aborted() => return Err(fatal("aborted during model discovery".into())),
+                () = tokio::time::sleep(wait) => {}
             }
         }
     }

@@ -106,7 +106,10 @@ impl Session {
                 .clone()
                 .or_else(|| self.config.prices.lookup(provider, model)),
             max_tokens_field,
-            reasoning_effort: self.config.thinking.and_then(|t| t.reasoning_effort()),
+            reasoning_effort: self
+                .config
+                .thinking
+                .and_then(crate::config::ThinkingLevel::reasoning_effort),
         }
     }
 

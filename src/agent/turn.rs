@@ -134,12 +134,12 @@ pub(super) async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> Tu
                 error_message: &message,
             });
             tokio::select! {
-                _ = ctx.control.aborted() => {
+                () = ctx.control.aborted() => {
                     let message = empty_message(ctx, StopReason::Aborted, None);
                     emit_whole(ctx.emitter, &message);
                     return TurnOutcome { message, end: TurnEnd::Aborted, requests, serving: None };
                 }
-                _ = tokio::time::sleep(delay) => continue,
+                () = tokio::time::sleep(delay) => continue,
             }
         }
         return give_up(ctx, error, retries, shown, requests);
@@ -225,7 +225,7 @@ fn prepare(ctx: &TurnContext<'_>, body: &Value, request_id: &str) -> Request {
 async fn open(ctx: &TurnContext<'_>, request: &Request) -> Result<Response, Attempt> {
     let sent = tokio::select! {
         biased;
-        _ = ctx.control.aborted() => return Err(abort_early(ctx)),
+        () = ctx.control.aborted() => return Err(abort_early(ctx)),
         sent = tokio::time::timeout(ctx.idle_timeout, ctx.transport.send(request)) => sent,
     };
     let response = match sent {
@@ -275,7 +275,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
         let wait = ctx.idle_timeout.saturating_sub(liveness.quiet_for());
         let item = tokio::select! {
             biased;
-            _ = ctx.control.aborted() => {
+            () = ctx.control.aborted() => {
                 let message = streaming.close(assembler, Some((StopReason::Aborted, None)), |_| {});
                 return Attempt::Aborted(message);
             }
@@ -283,7 +283,7 @@ async fn attempt(ctx: &TurnContext<'_>, request: &Request) -> Attempt {
         };
         match item {
             // Bytes arrived (keep-alive comments): not idle, keep waiting.
-            Err(_) if liveness.quiet_for() < ctx.idle_timeout => continue,
+            Err(_) if liveness.quiet_for() < ctx.idle_timeout => {}
             Err(_) => break Ended::Failed(LlmError::Idle(ctx.idle_timeout)),
             // A server that sends its finish reason and closes without [DONE] still finished.
             Ok(None) if assembler.saw_finish() => break Ended::Done,
@@ -409,7 +409,7 @@ async fn read_error_body(ctx: &TurnContext<'_>, mut body: crate::llm::ByteStream
     let mut bytes = Vec::new();
     loop {
         let next = tokio::select! {
-            _ = ctx.control.aborted() => break,
+            () = ctx.control.aborted() => break,
             next = tokio::time::timeout(ctx.idle_timeout.min(Duration::from_secs(10)), body.next()) => next,
         };
         match next {

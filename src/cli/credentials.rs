@@ -47,7 +47,7 @@ pub(super) fn register(secrets: &Secrets, known: &Known<'_>) {
         values.extend(url_password(&entry.base_url));
     }
     values.extend(GITHUB_VARS.iter().filter_map(|name| env.get(name)));
-    let web_keys = crate::web::Provider::ALL.map(|provider| provider.key_var());
+    let web_keys = crate::web::Provider::ALL.map(crate::web::Provider::key_var);
     values.extend(web_keys.iter().filter_map(|name| env.get(name)));
     values.extend(crate::telemetry::credentials(env, known.otel_endpoint));
     for value in values {

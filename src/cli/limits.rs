@@ -110,8 +110,7 @@ pub(super) fn tool_retry(args: &RunArgs) -> RetryPolicy {
 /// The first delay of tools' own HTTP retries.
 pub(super) fn tool_retry_base_delay(args: &RunArgs) -> Duration {
     args.retry_base_delay
-        .map(|d| d.0)
-        .unwrap_or(defaults::TOOL_RETRY_BASE_DELAY)
+        .map_or(defaults::TOOL_RETRY_BASE_DELAY, |d| d.0)
 }
 
 /// A budget in US dollars: a positive, finite number.

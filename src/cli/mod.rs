@@ -110,7 +110,7 @@ fn model_and_keys(
     let overrides = match (&args.providers, env.get(model::PROVIDERS_ENV)) {
         (Some(raw), _) => model::parse_overrides(raw, "--providers")?,
         (None, Some(raw)) => model::parse_overrides(&raw, model::PROVIDERS_ENV)?,
-        (None, None) => Default::default(),
+        (None, None) => std::collections::BTreeMap::default(),
     };
     let mut model = parse_model(&args.model, env, &overrides)?;
     let agent_dir = pi_agent::agent_dir(env);
@@ -148,7 +148,7 @@ fn run_settings(
     pi_settings: &pi_agent::Settings,
     config: &mut RunConfig,
 ) -> Result<Option<String>, UsageError> {
-    config.price = args.price.clone();
+    config.price.clone_from(&args.price);
     if let Some(path) = &args.output_schema {
         let text = read_text(path, InputKind::OutputSchema).map_err(|source| {
             UsageError::OutputSchemaUnreadable {
@@ -169,7 +169,9 @@ fn run_settings(
         })?;
         config.output_schema = Some(Arc::new(schema));
     }
-    config.output_last_message = args.output_last_message.clone();
+    config
+        .output_last_message
+        .clone_from(&args.output_last_message);
     if let Some(path) = &args.prices_file {
         config
             .prices

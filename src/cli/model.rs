@@ -172,7 +172,7 @@ pub(super) fn parse_overrides(
         };
         let text = |field: &'static str| match entry.get(field) {
             None => Ok(None),
-            Some(Value::String(value)) if !value.trim().is_empty() => Ok(Some(value.to_string())),
+            Some(Value::String(value)) if !value.trim().is_empty() => Ok(Some(value.clone())),
             // The value is never echoed: it may be a key.
             Some(_) => Err(ModelError::NotAString {
                 label,

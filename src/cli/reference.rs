@@ -62,13 +62,16 @@ fn meaning_and_default(arg: &Arg) -> (String, String) {
     let help = arg
         .get_long_help()
         .or(arg.get_help())
-        .map(|h| h.to_string())
+        .map(std::string::ToString::to_string)
         .unwrap_or_default();
     let mut help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     let takes_value = arg.get_num_args().is_some_and(|n| n.takes_values());
     let possible = arg.get_possible_values();
     if takes_value && !possible.is_empty() {
-        let names: Vec<&str> = possible.iter().map(|v| v.get_name()).collect();
+        let names: Vec<&str> = possible
+            .iter()
+            .map(clap::builder::PossibleValue::get_name)
+            .collect();
         help.push_str(&format!(": {}", names.join(", ")));
     }
     // Markdown would take `<id>` for an HTML tag.

@@ -76,7 +76,12 @@ pub fn http_url(source: &str, raw: &str) -> Result<url::Url, UrlError> {
 pub fn url_with_scheme(source: &str, raw: &str, schemes: &[&str]) -> Result<url::Url, UrlError> {
     let text = raw.trim();
     let origin = || source.to_string();
-    let listed = || schemes.iter().map(|s| s.to_string()).collect();
+    let listed = || {
+        schemes
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect()
+    };
     if !text.contains("://") {
         return Err(UrlError::NoScheme {
             origin: origin(),

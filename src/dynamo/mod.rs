@@ -342,17 +342,22 @@ impl Extension for DynamoBridge {
             model: exchange.model.clone(),
             input_tokens: usage.map(|u| u.prompt_tokens),
             output_tokens: usage.map(|u| u.completion_tokens),
-            cached_tokens: usage.map(|u| u.cached()),
+            cached_tokens: usage.map(crate::llm::WireUsage::cached),
             request_received_ms: Some(exchange.started_unix_ms),
             ttft_ms: exchange.ttft_ms,
             total_time_ms: Some(exchange.total_ms),
             parent_request_id: self.settings.parent_request_id.clone(),
         };
+        // Both parts rounded down, so the end never lands after a tool call it caused.
+        #[allow(
+            clippy::cast_sign_loss,
+            reason = "a measured duration is never negative"
+        )]
+        let ended_unix_ms = exchange.started_unix_ms + exchange.total_ms.floor() as u64;
         trace.write(&AgentTraceRecord {
             schema: records::AGENT_SCHEMA,
             event_type: EventType::RequestEnd,
-            // Both parts rounded down, so the end never lands after a tool call it caused.
-            event_time_unix_ms: exchange.started_unix_ms + exchange.total_ms.floor() as u64,
+            event_time_unix_ms: ended_unix_ms,
             event_source: "harness",
             agent_context: &self.settings.identity,
             request: Some(metrics),

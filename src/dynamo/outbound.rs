@@ -144,7 +144,7 @@ fn tcp_taken(fd: RawFd) -> Option<u64> {
             libc::IPPROTO_TCP,
             libc::TCP_INFO,
             (&raw mut info).cast(),
-            &mut len,
+            &raw mut len,
         )
     };
     if status != 0 {

@@ -135,7 +135,7 @@ impl Tracks {
         {
             Some(i) => {
                 if self.trajectories[i].2.is_none() {
-                    self.trajectories[i].2 = place.parent.clone();
+                    self.trajectories[i].2.clone_from(&place.parent);
                 }
                 i
             }

@@ -188,8 +188,7 @@ pub fn now_rfc3339() -> String {
 pub fn now_millis() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// A poisoned lock only means another thread panicked mid-write; the data is still usable.

@@ -421,14 +421,14 @@ fn status_error(status: u16, body: &str, headers: &HeaderMap) -> ApiError {
             .iter()
             .map(|e| match e.as_str() {
                 Some(text) => text.to_string(),
-                None => e["message"]
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| {
+                None => e["message"].as_str().map_or_else(
+                    || {
                         let field = e["field"].as_str().unwrap_or("?");
                         let code = e["code"].as_str().unwrap_or("invalid");
                         format!("{field}: {code}")
-                    }),
+                    },
+                    str::to_string,
+                ),
             })
             .collect();
         if !details.is_empty() {

@@ -102,7 +102,11 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
     for message in conversation {
         match message {
             Message::User(user) => {
-                let text: Vec<&str> = user.content.iter().map(|c| c.as_str()).collect();
+                let text: Vec<&str> = user
+                    .content
+                    .iter()
+                    .map(crate::events::TextContent::as_str)
+                    .collect();
                 let block = json!({"type": "text", "text": text.join("\n")});
                 // Roles alternate: a note after tool results joins their user message.
                 let previous = messages
@@ -121,7 +125,11 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
                 }
             }
             Message::ToolResult(result) => {
-                let text: Vec<&str> = result.content.iter().map(|c| c.as_str()).collect();
+                let text: Vec<&str> = result
+                    .content
+                    .iter()
+                    .map(crate::events::TextContent::as_str)
+                    .collect();
                 let block = json!({
                     "type": "tool_result",
                     "tool_use_id": result.tool_call_id,

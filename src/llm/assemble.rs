@@ -121,8 +121,7 @@ impl Assembler {
             for call in delta.tool_calls.unwrap_or_default() {
                 let (name, arguments) = call
                     .function
-                    .map(|f| (f.name, f.arguments))
-                    .unwrap_or((None, None));
+                    .map_or((None, None), |f| (f.name, f.arguments));
                 self.push_tool_call(call.index, call.id, name, arguments, emit);
             }
         }
@@ -368,7 +367,7 @@ pub fn to_usage(wire: &WireUsage) -> Usage {
         cache_read: cached,
         cache_write: written,
         total_tokens: input + wire.completion_tokens + cached + written,
-        cost: Default::default(),
+        cost: crate::events::Cost::default(),
         reasoning: wire
             .completion_tokens_details
             .as_ref()

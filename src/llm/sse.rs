@@ -246,8 +246,7 @@ impl SseStream {
                         let message = error
                             .get("message")
                             .and_then(|m| m.as_str())
-                            .map(str::to_string)
-                            .unwrap_or_else(|| error.to_string());
+                            .map_or_else(|| error.to_string(), str::to_string);
                         Err(LlmError::InStream(message))
                     }
                     None => Ok(SseItem::Chunk(Box::new(chunk))),

@@ -97,7 +97,11 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
 fn message_to_wire(message: &Message) -> Value {
     match message {
         Message::User(user) => {
-            let text: Vec<&str> = user.content.iter().map(|c| c.as_str()).collect();
+            let text: Vec<&str> = user
+                .content
+                .iter()
+                .map(crate::events::TextContent::as_str)
+                .collect();
             json!({"role": "user", "content": text.join("\n")})
         }
         Message::Assistant(assistant) => {
@@ -127,7 +131,11 @@ fn message_to_wire(message: &Message) -> Value {
             wire
         }
         Message::ToolResult(result) => {
-            let text: Vec<&str> = result.content.iter().map(|c| c.as_str()).collect();
+            let text: Vec<&str> = result
+                .content
+                .iter()
+                .map(crate::events::TextContent::as_str)
+                .collect();
             json!({"role": "tool", "tool_call_id": result.tool_call_id, "content": text.join("\n")})
         }
     }

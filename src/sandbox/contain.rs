@@ -176,7 +176,7 @@ fn init(argv: &[CString], namespaced: bool, mut status: std::io::PipeWriter) -> 
                 reported = true;
                 let _ = status.write_all(&report(b's', sig as i32));
             }
-            Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
             Err(_) => return 0,
         }
     }

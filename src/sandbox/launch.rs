@@ -275,8 +275,7 @@ fn wait_for(init: Pid) -> i32 {
             Ok(WaitStatus::Signaled(pid, signal, _)) if pid == init => {
                 return 128 + signal as i32;
             }
-            Ok(_) => continue,
-            Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
             Err(_) => return SETUP_FAILED,
         }
     }
@@ -387,8 +386,7 @@ fn reap_until(shell: Pid, max_processes: u64, counting: bool, signals: &SigSet) 
                     idle = true;
                     break;
                 }
-                Ok(_) => continue,
-                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
                 Err(_) => return end(SETUP_FAILED),
             }
         }
@@ -427,29 +425,27 @@ fn end(code: i32) -> i32 {
 
 /// Processes in this PID namespace (its `/proc`).
 fn processes() -> u64 {
-    std::fs::read_dir("/proc")
-        .map(|dir| {
-            dir.flatten()
-                .filter(|e| {
-                    e.file_name()
-                        .as_encoded_bytes()
-                        .iter()
-                        .all(u8::is_ascii_digit)
-                })
-                .count() as u64
-        })
-        .unwrap_or(0)
+    std::fs::read_dir("/proc").map_or(0, |dir| {
+        dir.flatten()
+            .filter(|e| {
+                e.file_name()
+                    .as_encoded_bytes()
+                    .iter()
+                    .all(u8::is_ascii_digit)
+            })
+            .count() as u64
+    })
 }
 
 /// Sleeps until a blocked signal (SIGCHLD) arrives or `timeout` passes.
 fn wait_signal(signals: &SigSet, timeout: Duration) {
     let spec = nix::libc::timespec {
-        tv_sec: timeout.as_secs() as nix::libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as nix::libc::c_long,
+        tv_sec: timeout.as_secs().cast_signed(),
+        tv_nsec: nix::libc::c_long::from(timeout.subsec_nanos()),
     };
     // SAFETY: a valid signal set and timespec; the info pointer may be null.
     unsafe {
-        nix::libc::sigtimedwait(signals.as_ref(), std::ptr::null_mut(), &spec);
+        nix::libc::sigtimedwait(signals.as_ref(), std::ptr::null_mut(), &raw const spec);
     }
 }
 
@@ -482,12 +478,12 @@ fn restrict_filesystem(spec: &Spec) -> Result<(), LaunchError> {
     Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
-        .and_then(|ruleset| ruleset.create())
+        .and_then(landlock::Ruleset::create)
         .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
         .and_then(|ruleset| {
             ruleset.add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
         })
-        .and_then(|ruleset| ruleset.restrict_self())
+        .and_then(landlock::RulesetCreated::restrict_self)
         .map_err(|source| LaunchError::Landlock { source })
         .and_then(|status| match status.ruleset {
             landlock::RulesetStatus::NotEnforced => Err(LaunchError::LandlockNotEnforced),
@@ -506,7 +502,7 @@ fn loopback_up() {
         }
         let mut request: nix::libc::ifreq = std::mem::zeroed();
         for (i, byte) in b"lo".iter().enumerate() {
-            request.ifr_name[i] = *byte as nix::libc::c_char;
+            request.ifr_name[i] = (*byte).cast_signed();
         }
         if nix::libc::ioctl(fd, nix::libc::SIOCGIFFLAGS, &mut request) == 0 {
             request.ifr_ifru.ifru_flags |= nix::libc::IFF_UP as nix::libc::c_short;

@@ -202,7 +202,7 @@ impl Confinement {
             .iter()
             .filter(|key| std::env::var_os(key).is_some())
             .chain(proxy_vars)
-            .map(|key| key.to_string())
+            .map(std::string::ToString::to_string)
             .chain(["TMPDIR".to_string()])
             .chain(settings.env.iter().map(|(key, _)| key.clone()))
             .collect();

@@ -131,7 +131,7 @@ async fn relay_one_request(client: UnixStream, upstream: TcpStream, rest: u64) {
         // the body ends the connection.
         let mut more = [0u8; 1];
         if let Ok(0) = client_read.read(&mut more).await {
-            std::future::pending::<()>().await
+            std::future::pending::<()>().await;
         }
     };
     let answer = tokio::io::copy(&mut upstream_read, &mut client_write);

@@ -112,7 +112,7 @@ pub(super) fn deny_unix_sockets() -> Result<(), SeccompError> {
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
             0,
-            &prog as *const libc::sock_fprog,
+            &raw const prog,
         ) != 0
         {
             return Err(SeccompError::Install {

@@ -271,8 +271,8 @@ fn mount_setattr(path: &Path, recursive: bool, set: u64, clear: u64) -> std::io:
             nix::libc::SYS_mount_setattr,
             nix::libc::AT_FDCWD,
             path.as_ptr(),
-            flags as nix::libc::c_uint,
-            &attr as *const MountAttr,
+            flags.cast_unsigned(),
+            &raw const attr,
             std::mem::size_of::<MountAttr>(),
         )
     };

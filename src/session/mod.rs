@@ -171,7 +171,7 @@ impl SessionWriter {
             file,
             path,
             leaf: None,
-            used: Default::default(),
+            used: std::collections::HashSet::default(),
             secrets,
         })
     }

@@ -249,7 +249,7 @@ fn a_last_line_torn_inside_a_character_is_left_out_and_cut_before_appending() {
         (cut.kept_bytes, cut.dropped_bytes),
         (whole, torn.len() as u64)
     );
-    let mut writer = SessionWriter::append_to(&loaded, Default::default()).unwrap();
+    let mut writer = SessionWriter::append_to(&loaded, crate::secrets::Secrets::default()).unwrap();
     writer.append(&user("again")).unwrap();
     drop(writer);
     let again = load(&path).unwrap();

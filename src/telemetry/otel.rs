@@ -351,8 +351,8 @@ impl Extension for Otel {
                     .into(),
                 ),
             ),
-            KeyValue::new(gen_ai::USAGE_INPUT_TOKENS, input as i64),
-            KeyValue::new(gen_ai::USAGE_OUTPUT_TOKENS, usage.output as i64),
+            KeyValue::new(gen_ai::USAGE_INPUT_TOKENS, input.cast_signed()),
+            KeyValue::new(gen_ai::USAGE_OUTPUT_TOKENS, usage.output.cast_signed()),
         ]);
         if let Some(id) = &message.response_id {
             attributes.push(KeyValue::new(gen_ai::RESPONSE_ID, id.clone()));
@@ -367,12 +367,12 @@ impl Extension for Otel {
         }
         // Under the conventions' names and under agentic-pi's (namespaced) ones.
         if usage.cache_read > 0 {
-            let count = usage.cache_read as i64;
+            let count = usage.cache_read.cast_signed();
             attributes.push(KeyValue::new(gen_ai::USAGE_CACHE_READ_INPUT_TOKENS, count));
             attributes.push(self.own(own::CACHE_READ_TOKENS, count));
         }
         if usage.cache_write > 0 {
-            let count = usage.cache_write as i64;
+            let count = usage.cache_write.cast_signed();
             attributes.push(KeyValue::new(
                 gen_ai::USAGE_CACHE_CREATION_INPUT_TOKENS,
                 count,
@@ -506,10 +506,12 @@ impl Extension for Otel {
                     own::STOP_REASON,
                     format!("{:?}", outcome.stop_reason).to_lowercase(),
                 ));
-                span.set_attribute(self.own(own::TOTAL_TOKENS, tokens.total as i64));
+                span.set_attribute(self.own(own::TOTAL_TOKENS, tokens.total.cast_signed()));
                 span.set_attribute(self.own(own::COST_USD, outcome.stats.cost));
                 span.set_attribute(self.own(own::TURNS, i64::from(outcome.stats.turns)));
-                if outcome.stop_reason != RunStopReason::Stop {
+                if outcome.stop_reason == RunStopReason::Stop {
+                    span.set_status(Status::Ok);
+                } else {
                     let description = match outcome.fatal {
                         Some(fatal) => fatal.message.clone(),
                         None => {
@@ -517,8 +519,6 @@ impl Extension for Otel {
                         }
                     };
                     span.set_status(Status::error(description));
-                } else {
-                    span.set_status(Status::Ok);
                 }
                 span.end();
             }

@@ -15,7 +15,9 @@ use crate::secrets::Secrets;
 /// Redacts every span of a batch about to be exported.
 pub(super) fn redact_spans(secrets: &Secrets, batch: &mut [SpanData]) {
     if !secrets.is_empty() {
-        batch.iter_mut().for_each(|span| redact_span(secrets, span));
+        for span in batch.iter_mut() {
+            redact_span(secrets, span);
+        }
     }
 }
 
@@ -45,7 +47,9 @@ fn redact_attributes(secrets: &Secrets, attributes: &mut [KeyValue]) {
         match &mut attribute.value {
             Value::String(text) => redact_string(secrets, text),
             Value::Array(Array::String(texts)) => {
-                texts.iter_mut().for_each(|t| redact_string(secrets, t));
+                for t in texts.iter_mut() {
+                    redact_string(secrets, t);
+                }
             }
             _ => {}
         }

@@ -94,7 +94,7 @@ pub fn real_path(path: &Path) -> PathBuf {
     }
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
-    while let Some(name) = existing.file_name().map(|n| n.to_os_string()) {
+    while let Some(name) = existing.file_name().map(std::ffi::OsStr::to_os_string) {
         rest.push(name);
         existing.pop();
         if let Ok(real) = existing.canonicalize() {

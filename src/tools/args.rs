@@ -172,7 +172,13 @@ fn as_u64(value: &Value) -> Option<u64> {
         return Some(n);
     }
     let float = as_f64(value)?;
-    (float >= 0.0 && float.fract() == 0.0 && float <= u64::MAX as f64).then_some(float as u64)
+    let whole = float >= 0.0 && float.fract() == 0.0 && float <= u64::MAX as f64;
+    #[allow(
+        clippy::cast_sign_loss,
+        reason = "checked to be a whole number >= 0 first"
+    )]
+    let number = float as u64;
+    whole.then_some(number)
 }
 
 /// `None` for null and blank strings.

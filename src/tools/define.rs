@@ -99,7 +99,7 @@ impl<T: TypedTool> Tool for T {
         TypedTool::stop_grace(self)
     }
 
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a> {
+    fn execute(&self, args: Value, ctx: ToolContext) -> ToolFuture<'_> {
         Box::pin(async move {
             let parsed = parse_args::<T::Args>(self.spec().name, &args, |field| {
                 self.missing_field(field, &parameters_of::<T::Args>())
@@ -140,7 +140,7 @@ fn tidy(value: &mut Value) {
                 match (key.as_str(), child) {
                     // Keys of `properties` are parameter names, not schema keywords.
                     ("properties", Value::Object(properties)) => {
-                        properties.values_mut().for_each(tidy)
+                        properties.values_mut().for_each(tidy);
                     }
                     (_, child) => tidy(child),
                 }

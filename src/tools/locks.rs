@@ -33,9 +33,9 @@ fn canonical_key(path: &Path) -> PathBuf {
         return real;
     }
     match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
-            .map(|dir| dir.join(name))
-            .unwrap_or_else(|_| path.to_path_buf()),
+        (Some(parent), Some(name)) => {
+            std::fs::canonicalize(parent).map_or_else(|_| path.to_path_buf(), |dir| dir.join(name))
+        }
         _ => path.to_path_buf(),
     }
 }

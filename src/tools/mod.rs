@@ -76,7 +76,7 @@ pub trait Tool: Send + Sync {
     /// call is simply dropped.
     fn stop_grace(&self) -> Duration;
     /// Parses `args` and runs the call; an `Err` becomes an `isError: true` result.
-    fn execute<'a>(&'a self, args: Value, ctx: ToolContext) -> ToolFuture<'a>;
+    fn execute(&self, args: Value, ctx: ToolContext) -> ToolFuture<'_>;
 }
 
 /// Called with partial output while a tool runs (throttled by the tool).

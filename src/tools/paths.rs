@@ -14,8 +14,7 @@ use super::ToolError;
 pub fn resolve(cwd: &Path, raw: &str) -> Result<PathBuf, ToolError> {
     if raw.contains('\0') {
         return Err(ToolError::new(format!(
-            "Invalid path {:?}: paths cannot contain a NUL byte",
-            raw
+            "Invalid path {raw:?}: paths cannot contain a NUL byte"
         )));
     }
     let cleaned: String = raw

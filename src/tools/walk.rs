@@ -39,7 +39,6 @@ pub(super) fn builder(root: &Path, policy: Option<&Arc<PathPolicy>>) -> WalkBuil
 
 fn threads() -> usize {
     std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
+        .map_or(2, std::num::NonZero::get)
         .min(8)
 }

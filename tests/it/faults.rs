@@ -57,7 +57,7 @@ fn an_absurd_retry_after_in_a_replay_fixture_is_capped_too() {
         json!({"workerFixture": 1, "provider": "dynamo", "model": "m"}),
         json!({"request": {}, "response": {"status": 429, "retryAfter": 1e308, "body": "{}"}}),
     ];
-    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let text: Vec<String> = lines.iter().map(std::string::ToString::to_string).collect();
     std::fs::write(&fixture, text.join("\n") + "\n").unwrap();
     let model = format!("replay/{}", fixture.display());
     let run = run_worker(
@@ -699,7 +699,7 @@ fn no_process_a_command_started_survives_a_killed_worker() {
             std::thread::sleep(Duration::from_millis(20));
         };
         assert!(running(pid), "{shape}");
-        let worker = nix::unistd::Pid::from_raw(child.id() as i32);
+        let worker = nix::unistd::Pid::from_raw(child.id().cast_signed());
         for signal in &signals {
             nix::sys::signal::kill(worker, *signal).unwrap();
             std::thread::sleep(Duration::from_millis(50));

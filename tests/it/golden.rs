@@ -93,7 +93,7 @@ fn normalize(stdout: &str, cwd: &Path) -> String {
         .and_then(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .and_then(|header| header["id"].as_str().map(str::to_string))
         .unwrap_or_default();
-    let mut text = stdout.to_string();
+    let mut text = stdout.clone();
     if !session.is_empty() {
         text = text.replace(&session, "<SESSION>");
     }

@@ -210,7 +210,7 @@ fn retry_test_operator_settings_json_wins_over_the_defaults() {
     let waits = retry_waits(&run);
     assert_eq!(waits.len(), 1);
     assert_eq!(waits[0].1, 2);
-    assert!((10..13).contains(&waits[0].0), "{:?}", waits);
+    assert!((10..13).contains(&waits[0].0), "{waits:?}");
 }
 
 /// retry.test.ts, "CLI flags win over both file and defaults" and "flags and file mix
@@ -231,7 +231,7 @@ fn retry_test_cli_flags_win_and_mix_per_field() {
         "one retry, then the second 503 ends the run"
     );
     assert_eq!(waits[0].1, 1);
-    assert!((20..25).contains(&waits[0].0), "{:?}", waits);
+    assert!((20..25).contains(&waits[0].0), "{waits:?}");
 
     let run = overloaded(
         1,
@@ -243,8 +243,7 @@ fn retry_test_cli_flags_win_and_mix_per_field() {
     assert_eq!(waits[0].1, 7, "the count from the flag");
     assert!(
         (15..19).contains(&waits[0].0),
-        "the delay from the file: {:?}",
-        waits
+        "the delay from the file: {waits:?}"
     );
 }
 

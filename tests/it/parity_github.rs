@@ -116,7 +116,10 @@ impl Respond for Labels {
 
 async fn label_server(initial: &[&str]) -> MockServer {
     let github = MockServer::start().await;
-    let labels = initial.iter().map(|s| s.to_string()).collect();
+    let labels = initial
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     Mock::given(path("/repos/octo/widget/labels"))
         .respond_with(Labels(Mutex::new(labels)))
         .mount(&github)

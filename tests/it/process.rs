@@ -94,7 +94,7 @@ fn sigint_during_a_model_request_ends_the_stream_and_exits_130() {
     let mut child = spawn_dynamo(dir.path(), &mock.url, &["q"]);
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     let seen = read_until(&mut reader, "message_update");
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    kill(Pid::from_raw(child.id().cast_signed()), Signal::SIGINT).unwrap();
     let (code, events, stderr) = collect(child, reader, seen);
     assert_eq!(code, 130, "{stderr}");
     let outline = types(&events);
@@ -145,7 +145,7 @@ fn sigterm_during_bash_kills_its_process_group_and_exits_143() {
         alive(background),
         "the background job runs before the signal"
     );
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    kill(Pid::from_raw(child.id().cast_signed()), Signal::SIGTERM).unwrap();
     let (code, events, stderr) = collect(child, reader, seen);
     assert_eq!(code, 143, "{stderr}");
     let end = events
@@ -172,7 +172,7 @@ fn a_second_signal_exits_at_once() {
     let mut child = spawn_dynamo(dir.path(), &mock.url, &["q"]);
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     let seen = read_until(&mut reader, "tool_execution_update");
-    let pid = Pid::from_raw(child.id() as i32);
+    let pid = Pid::from_raw(child.id().cast_signed());
     let started = Instant::now();
     kill(pid, Signal::SIGINT).unwrap();
     std::thread::sleep(Duration::from_millis(200));

@@ -38,7 +38,7 @@ fn answer(text: &str) -> Message {
         api: "openai-completions",
         provider: "p".into(),
         model: "m".into(),
-        usage: Default::default(),
+        usage: crate::events::Usage::default(),
         stop_reason: crate::events::StopReason::Stop,
         timestamp: 0,
         response_id: None,
@@ -59,8 +59,16 @@ fn result(text: &str) -> Message {
 
 fn text_of(message: &Message) -> String {
     match message {
-        Message::User(user) => user.content.iter().map(|c| c.as_str()).collect(),
-        Message::ToolResult(result) => result.content.iter().map(|c| c.as_str()).collect(),
+        Message::User(user) => user
+            .content
+            .iter()
+            .map(crate::events::TextContent::as_str)
+            .collect(),
+        Message::ToolResult(result) => result
+            .content
+            .iter()
+            .map(crate::events::TextContent::as_str)
+            .collect(),
         Message::Assistant(assistant) => assistant.text(),
     }
 }

@@ -54,12 +54,12 @@ fn deltas_come_between_the_one_start_and_the_one_end() {
     for text in ["Hel", "lo"] {
         let chunk = json!({"choices": [{"index": 0, "delta": {"content": text}}]});
         assembler.push(serde_json::from_value(chunk).unwrap(), &mut |event| {
-            streaming.push(event)
+            streaming.push(event);
         });
     }
     let mut observed = None;
     let message = streaming.close(assembler, None, |assembled| {
-        observed = Some(assembled.content.len())
+        observed = Some(assembled.content.len());
     });
     assert_eq!(observed, Some(1));
     assert_eq!(message.text(), "Hello");

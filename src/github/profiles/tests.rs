@@ -16,7 +16,10 @@ fn shipped_profiles_have_the_documented_sizes_and_nest() {
     let all = profiles.resolve("repo-write", &TOOL_NAMES).unwrap();
     let mut sorted = all.clone();
     sorted.sort();
-    let mut known: Vec<String> = TOOL_NAMES.iter().map(|s| s.to_string()).collect();
+    let mut known: Vec<String> = TOOL_NAMES
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     known.sort();
     assert_eq!(sorted, known, "repo-write is every tool");
     assert_eq!(

@@ -58,11 +58,7 @@ fn clone_repo(call: Call<'_, CloneArgs>) -> Handled<'_> {
             absolute if absolute.is_absolute() => absolute,
             relative => call.ctx.cwd.join(relative),
         };
-        if dest.exists()
-            && std::fs::read_dir(&dest)
-                .map(|mut d| d.next().is_some())
-                .unwrap_or(true)
-        {
+        if dest.exists() && std::fs::read_dir(&dest).map_or(true, |mut d| d.next().is_some()) {
             return Err(Failure::Local(format!(
                 "{} already exists and is not empty",
                 dest.display()

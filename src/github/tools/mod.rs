@@ -200,7 +200,7 @@ impl Registry {
         }));
         #[cfg(test)]
         self.parsers.push((name, |args| {
-            crate::tools::parse_args::<A>("t", args, |field| field.to_string())
+            crate::tools::parse_args::<A>("t", args, std::string::ToString::to_string)
                 .map(drop)
                 .map_err(|error| error.message)
         }));

@@ -114,7 +114,7 @@ mod props {
                 let args: serde_json::Map<String, Value> = picks
                     .iter()
                     .zip(&values)
-                    .map(|(pick, value)| (pick.get(&names).to_string(), value.clone()))
+                    .map(|(pick, value)| ((*pick.get(&names)).clone(), value.clone()))
                     .collect();
                 let args = Value::Object(args);
                 let required = schema["required"].as_array().cloned().unwrap_or_default();

@@ -60,14 +60,14 @@ impl AllowedHost {
                 "" => None,
                 _ => Some(after.strip_prefix(':').ok_or_else(expected)?),
             };
-            let port = port.map(parse_port).transpose().map_err(|_| expected())?;
+            let port = port.map(parse_port).transpose().map_err(|()| expected())?;
             return Ok(AllowedHost {
                 pattern: Pattern::Address(IpAddr::V6(ip)),
                 port,
             });
         }
         let (host, port) = match text.rsplit_once(':') {
-            Some((host, port)) => (host, Some(parse_port(port).map_err(|_| expected())?)),
+            Some((host, port)) => (host, Some(parse_port(port).map_err(|()| expected())?)),
             None => (text, None),
         };
         let valid_chars = !host.is_empty()

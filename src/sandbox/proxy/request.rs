@@ -166,7 +166,7 @@ pub fn parse(read: &[u8]) -> Result<Option<Request>, RequestError> {
     }
     let url = url::Url::parse(target)
         .ok()
-        .filter(|url| url.has_host())
+        .filter(url::Url::has_host)
         .ok_or_else(|| RequestError::NotAbsolute {
             target: target.to_string(),
         })?;

@@ -60,8 +60,10 @@ fn run(program: &[libc::sock_filter], data: &[u8; 64]) -> u32 {
 fn unix_sockets_and_io_uring_are_refused_and_everything_else_is_allowed() {
     let program = program();
     let native = super::NATIVE_ARCH;
-    let verdict =
-        |arch: u32, nr: i64, arg0: i32| run(&program, &data(arch, nr as u32, arg0 as u64));
+    let verdict = |arch: u32, nr: i64, arg0: i32| {
+        let nr = u32::try_from(nr).unwrap();
+        run(&program, &data(arch, nr, u64::try_from(arg0).unwrap()))
+    };
     assert_eq!(
         verdict(native, libc::SYS_socket, libc::AF_UNIX),
         ERRNO | EACCES

@@ -23,7 +23,7 @@ pub(super) fn serving_attributes(names: &Names, serving: &Serving) -> Vec<KeyVal
         ("router_queue_depth", serving.router_queue_depth),
     ] {
         if let Some(value) = value {
-            attributes.push(KeyValue::new(key(field), value as i64));
+            attributes.push(KeyValue::new(key(field), value.cast_signed()));
         }
     }
     for (field, value) in [

@@ -111,11 +111,11 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
     while ending.is_none() {
         tokio::select! {
             biased;
-            _ = ctx.cancel().cancelled() => {
+            () = ctx.cancel().cancelled() => {
                 process::terminate(&mut child, pgid, within_budget(KILL_GRACE, ctx)).await;
                 ending = Some(Ending::Aborted);
             }
-            _ = &mut deadline => {
+            () = &mut deadline => {
                 process::terminate(&mut child, pgid, KILL_GRACE).await;
                 ending = Some(Ending::TimedOut);
             }
@@ -263,7 +263,7 @@ fn report(output: &mut Output, ctx: &ToolContext) {
 fn format_secs(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
     if secs.fract() == 0.0 {
-        format!("{}", secs as u64)
+        format!("{secs:.0}")
     } else {
         format!("{secs}")
     }

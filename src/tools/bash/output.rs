@@ -205,7 +205,7 @@ impl Output {
             // The buffer may begin mid-character after the rolling cut.
             self.buffer
                 .iter()
-                .position(|b| (*b as i8) >= -0x40)
+                .position(|b| (*b).cast_signed() >= -0x40)
                 .unwrap_or(self.buffer.len())
         } else {
             0

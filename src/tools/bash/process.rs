@@ -74,7 +74,7 @@ pub(super) fn spawn(
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .process_group(0);
-    let parent = std::process::id() as i32;
+    let parent = std::process::id().cast_signed();
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe calls (prctl, getppid, raise), touching no locks or allocations.
     unsafe {
@@ -100,7 +100,7 @@ pub(super) fn spawn(
     let child = cmd.spawn()?;
     // Dropping `cmd` closed our copies of the write end: EOF now means every writer is gone.
     drop(cmd);
-    let pgid = Pid::from_raw(child.id().map(|id| id as i32).unwrap_or(0));
+    let pgid = Pid::from_raw(child.id().map_or(0, u32::cast_signed));
     let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
     Ok(Spawned {
         child,

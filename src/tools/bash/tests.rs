@@ -134,7 +134,10 @@ async fn progress_arrives_as_deltas() {
     )
     .await;
     let updates = h.updates.lock().unwrap();
-    let joined: String = updates.iter().map(|u| u.text()).collect();
+    let joined: String = updates
+        .iter()
+        .map(crate::events::ToolResult::text)
+        .collect();
     assert_eq!(joined, "one\ntwo\n");
     assert!(updates.len() >= 2, "{}", updates.len());
 }

@@ -58,7 +58,7 @@ fn run_with_stdin(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let pid = nix::unistd::Pid::from_raw(child.id().cast_signed());
     if let Some(mut input) = child.stdin.take() {
         use std::io::Write;
         let _ = input.write_all(b"q");

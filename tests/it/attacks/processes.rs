@@ -140,7 +140,7 @@ fn a_command_that_traps_sigterm_gets_its_grace_in_every_sandbox_mode() {
             }
         }
         nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(worker.id() as i32),
+            nix::unistd::Pid::from_raw(worker.id().cast_signed()),
             nix::sys::signal::Signal::SIGINT,
         )
         .unwrap();

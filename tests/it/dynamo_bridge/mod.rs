@@ -194,7 +194,8 @@ impl Pull {
     fn bind_at(spec: &str) -> Pull {
         let spec = spec.to_string();
         use zeromq::{Socket, SocketRecv};
-        let messages: std::sync::Arc<std::sync::Mutex<Vec<Vec<Vec<u8>>>>> = Default::default();
+        let messages: std::sync::Arc<std::sync::Mutex<Vec<Vec<Vec<u8>>>>> =
+            std::sync::Arc::default();
         let sink = messages.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

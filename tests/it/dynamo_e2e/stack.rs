@@ -238,14 +238,14 @@ impl Drop for Stack {
         use nix::sys::signal::{Signal, killpg};
         use nix::unistd::Pid;
         for child in &self.children {
-            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+            let _ = killpg(Pid::from_raw(child.id().cast_signed()), Signal::SIGTERM);
         }
         let deadline = Instant::now() + Duration::from_secs(5);
         for child in &mut self.children {
             while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+            let _ = killpg(Pid::from_raw(child.id().cast_signed()), Signal::SIGKILL);
             let _ = child.wait();
         }
         eprintln!("Dynamo {} stopped", self.version);
