@@ -102,6 +102,9 @@ pub struct Settings {
     pub identity: Option<AgentIdentity>,
     /// Every exported span is redacted with these, like every other output.
     pub secrets: Secrets,
+    /// The W3C trace context the run continues (`traceparent` and `tracestate`, from the
+    /// `TRACEPARENT` and `TRACESTATE` variables); empty: the session span is a root.
+    pub parent_context: Vec<(String, String)>,
 }
 
 /// Why telemetry could not be configured or built.
@@ -237,6 +240,10 @@ pub fn configure(
         sandbox_backend: sandbox_backend.to_string(),
         identity,
         secrets: secrets.clone(),
+        parent_context: [("traceparent", "TRACEPARENT"), ("tracestate", "TRACESTATE")]
+            .into_iter()
+            .filter_map(|(key, var)| env.get(var).map(|value| (key.to_string(), value)))
+            .collect(),
     };
     let shown_endpoint = settings
         .endpoint

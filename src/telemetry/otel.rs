@@ -195,11 +195,7 @@ impl Otel {
         } else {
             None
         };
-        let carrier: HashMap<String, String> =
-            [("traceparent", "TRACEPARENT"), ("tracestate", "TRACESTATE")]
-                .into_iter()
-                .filter_map(|(key, var)| std::env::var(var).ok().map(|v| (key.to_string(), v)))
-                .collect();
+        let carrier: HashMap<String, String> = settings.parent_context.iter().cloned().collect();
         let parent = TraceContextPropagator::new().extract(&carrier);
         Ok(Otel {
             settings,
