@@ -447,3 +447,44 @@ fn with_a_profile_commands_get_the_github_token_but_not_the_credential_store() {
     assert_eq!(results[1].0, "end", "{results:?}");
     assert!(!run.stdout.contains("STORE-SECRET") && !run.stdout.contains("ghp_sandboxtoken123"));
 }
+
+#[test]
+fn what_the_view_covers_takes_nothing_in() {
+    let scene = scene();
+    // A hidden directory inside the working directory, which is writable: its cover must stay
+    // read-only all the same.
+    let vault = scene.repo.join("vault");
+    std::fs::create_dir(&vault).unwrap();
+    std::fs::write(vault.join("key"), "VAULT-SECRET\n").unwrap();
+    let mock = MockLlm::start(vec![
+        bash(
+            "b1",
+            "ls -A vault | wc -l; touch vault/planted 2>&1 | sed 's/.*: //'; mkdir vault/d 2>&1 | sed 's/.*: //'",
+        ),
+        // The command's own /dev/shm: a fresh tmpfs that cannot carry set-uid programs or
+        // device nodes.
+        bash(
+            "b2",
+            "grep ' /dev/shm ' /proc/self/mounts | tr ' ,' '\\n\\n' | grep -xE 'nosuid|nodev' | sort | paste -sd ' '",
+        ),
+        answer("done"),
+    ]);
+    let run = sandboxed(
+        &scene,
+        &mock,
+        &["--sandbox-hide", vault.to_str().unwrap()],
+        &[],
+    );
+    run.assert_code(0);
+    let results = results(&run);
+    assert_eq!(
+        results[0].0, "0\nRead-only file system\nRead-only file system",
+        "{results:?}"
+    );
+    assert_eq!(results[1].0, "nodev nosuid", "{results:?}");
+    assert!(!vault.join("planted").exists());
+    assert_eq!(
+        std::fs::read_to_string(vault.join("key")).unwrap(),
+        "VAULT-SECRET\n"
+    );
+}
