@@ -35,7 +35,7 @@ groups=(
   "exit|src/exit.rs|exit process:: attacks::validation promises::"
   "ssrf|src/net/*.rs src/web/guard.rs|net:: guard ssrf"
   "compaction|src/agent/compaction.rs|compaction"
-  "sessions|src/session/*.rs src/ids.rs|session"
+  "sessions|src/session/*.rs src/ids/mod.rs|session"
 )
 
 die() { echo "mutants: $*" >&2; exit 2; }

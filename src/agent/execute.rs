@@ -79,7 +79,7 @@ pub(super) async fn execute_calls(
 
 fn start(ctx: &ExecContext<'_>, call: &ToolCall) {
     ctx.emitter.emit(&Event::ToolExecutionStart {
-        tool_call_id: &call.id,
+        tool_call_id: call.id.as_str(),
         tool_name: &call.name,
         args: &call.arguments,
     });
@@ -111,7 +111,7 @@ async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
             .is_some_and(|d| d.get("timedOut") == Some(&serde_json::Value::Bool(true))),
     };
     ctx.emitter.emit(&Event::ToolExecutionEnd {
-        tool_call_id: &call.id,
+        tool_call_id: call.id.as_str(),
         tool_name: &call.name,
         result: &result,
         is_error,
@@ -254,7 +254,7 @@ impl Updates<'_> {
             details,
         };
         self.emitter.emit(&Event::ToolExecutionUpdate {
-            tool_call_id: &self.call.id,
+            tool_call_id: self.call.id.as_str(),
             tool_name: &self.call.name,
             args: &self.call.arguments,
             partial_result: &partial,

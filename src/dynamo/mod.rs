@@ -369,9 +369,9 @@ impl Extension for DynamoBridge {
         let now = now_millis();
         self.started
             .lock_or_recover()
-            .insert(call.id.clone(), (Instant::now(), now));
+            .insert(call.id.to_string(), (Instant::now(), now));
         let event = ToolEvent {
-            tool_call_id: call.id.clone(),
+            tool_call_id: call.id.to_string(),
             tool_class: records::tool_class(&call.name),
             started_at_unix_ms: Some(now),
             ended_at_unix_ms: None,
@@ -388,7 +388,7 @@ impl Extension for DynamoBridge {
 
     fn tool_ended(&self, call: &ToolCall, ending: ToolEnding<'_>) {
         let now = now_millis();
-        let start = self.started.lock_or_recover().remove(&call.id);
+        let start = self.started.lock_or_recover().remove(call.id.as_str());
         let (started_at, duration_ms) = match start {
             Some((instant, wall)) => (
                 wall,
@@ -417,7 +417,7 @@ impl Extension for DynamoBridge {
             (EventType::ToolEnd, ToolStatus::Succeeded, None)
         };
         let event = ToolEvent {
-            tool_call_id: call.id.clone(),
+            tool_call_id: call.id.to_string(),
             tool_class: records::tool_class(&call.name),
             started_at_unix_ms: Some(started_at),
             ended_at_unix_ms: Some(now),

@@ -105,7 +105,7 @@ pub enum AssistantContent {
 pub struct ToolCall {
     /// The call's id as the model gave it (`call_...`), or one worker made up when it gave none;
     /// the tool result's `toolCallId` names it.
-    pub id: String,
+    pub id: crate::ids::ToolCallId,
     /// The tool called (`bash`, `read`, ...).
     pub name: String,
     /// The parsed arguments; the raw text when the model sent invalid JSON.
@@ -149,7 +149,7 @@ impl TextContent {
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     /// The `id` of the tool call it answers.
-    pub tool_call_id: String,
+    pub tool_call_id: crate::ids::ToolCallId,
     /// The tool that was called.
     pub tool_name: String,
     /// The text the model reads.

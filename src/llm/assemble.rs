@@ -331,7 +331,7 @@ fn parse_tool_call(id: String, name: String, raw: String) -> ToolCall {
         ),
     };
     ToolCall {
-        id,
+        id: id.into(),
         name,
         arguments,
         raw_arguments: raw,

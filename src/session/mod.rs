@@ -264,7 +264,7 @@ impl SessionWriter {
 /// is not run again (it may have had side effects), and the model is told so.
 pub fn interrupted_result(call_id: &str, tool_name: &str) -> Message {
     Message::ToolResult(ToolResultMessage {
-        tool_call_id: call_id.to_string(),
+        tool_call_id: call_id.into(),
         tool_name: tool_name.to_string(),
         content: vec![TextContent::text(
             "This call was interrupted when the previous run ended, and was not run again: it may or may not have taken effect. Check before repeating it.",

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::ids::ToolCallId;
+
 use crate::events::{
     ASSISTANT_API, AssistantContent, AssistantMessage, Cost, InputTruncated, Message, StopReason,
     TextContent, ToolCall, ToolResultMessage, TruncatedInput, TruncationReason, Usage, UserMessage,
@@ -235,23 +237,23 @@ fn answer_interrupted_calls(messages: &mut Vec<Message>) -> usize {
     else {
         return 0;
     };
-    let answered: Vec<String> = messages[at + 1..]
+    let answered: Vec<&ToolCallId> = messages[at + 1..]
         .iter()
         .filter_map(|m| match m {
-            Message::ToolResult(r) => Some(r.tool_call_id.clone()),
+            Message::ToolResult(r) => Some(&r.tool_call_id),
             _ => None,
         })
         .collect();
-    let missing: Vec<(String, String)> = match &messages[at] {
+    let missing: Vec<(ToolCallId, String)> = match &messages[at] {
         Message::Assistant(assistant) => assistant
             .tool_calls()
-            .filter(|call| !answered.contains(&call.id))
+            .filter(|call| !answered.contains(&&call.id))
             .map(|call| (call.id.clone(), call.name.clone()))
             .collect(),
         _ => Vec::new(),
     };
     for (id, name) in &missing {
-        messages.push(super::interrupted_result(id, name));
+        messages.push(super::interrupted_result(id.as_str(), name));
     }
     missing.len()
 }
@@ -289,7 +291,7 @@ fn message(value: &Value) -> Option<Message> {
             timestamp,
         })),
         "toolResult" => Some(Message::ToolResult(ToolResultMessage {
-            tool_call_id: value["toolCallId"].as_str()?.to_string(),
+            tool_call_id: value["toolCallId"].as_str()?.into(),
             tool_name: value["toolName"].as_str().unwrap_or_default().to_string(),
             content: texts(&value["content"]),
             details: value.get("details").cloned().filter(|d| !d.is_null()),
@@ -314,7 +316,7 @@ fn message(value: &Value) -> Option<Message> {
                         thinking_signature: block["thinkingSignature"].as_str().map(str::to_string),
                     }),
                     "toolCall" => Some(AssistantContent::ToolCall(ToolCall {
-                        id: block["id"].as_str()?.to_string(),
+                        id: block["id"].as_str()?.into(),
                         name: block["name"].as_str()?.to_string(),
                         raw_arguments: block["arguments"].to_string(),
                         arguments: block["arguments"].clone(),

@@ -15,7 +15,7 @@ fn assistant_calling(ids: &[&str]) -> Message {
             .iter()
             .map(|id| {
                 AssistantContent::ToolCall(ToolCall {
-                    id: id.to_string(),
+                    id: id.to_string().into(),
                     name: "bash".into(),
                     arguments: serde_json::json!({"command": "touch x"}),
                     raw_arguments: String::new(),
@@ -135,7 +135,7 @@ fn a_crash_leaves_a_readable_file_and_unanswered_calls_are_not_rerun() {
     assert_eq!(loaded.messages.len(), 4);
     match &loaded.messages[3] {
         Message::ToolResult(r) => {
-            assert_eq!(r.tool_call_id, "c2");
+            assert_eq!(r.tool_call_id.as_str(), "c2");
             assert!(r.is_error);
             assert!(r.content[0].as_str().contains("was not run again"));
         }

@@ -415,7 +415,7 @@ impl Extension for Otel {
         let Some((_, tracer)) = &self.tracer else {
             self.state()
                 .tools
-                .insert(call.id.clone(), (Context::new(), Instant::now()));
+                .insert(call.id.to_string(), (Context::new(), Instant::now()));
             return;
         };
         let mut state = self.state();
@@ -427,7 +427,7 @@ impl Extension for Otel {
         let mut attributes = vec![
             KeyValue::new(gen_ai::OPERATION_NAME, "execute_tool"),
             KeyValue::new(gen_ai::TOOL_NAME, call.name.clone()),
-            KeyValue::new(gen_ai::TOOL_CALL_ID, call.id.clone()),
+            KeyValue::new(gen_ai::TOOL_CALL_ID, call.id.to_string()),
         ];
         if let Some(source) = self.joins.source() {
             attributes.push(self.own(own::TOOL_SOURCE_REQUEST_ID, source));
@@ -439,13 +439,14 @@ impl Extension for Otel {
             .span_builder(format!("execute_tool {}", call.name))
             .with_attributes(attributes)
             .start_with_context(tracer, &parent);
-        state
-            .tools
-            .insert(call.id.clone(), (parent.with_span(span), Instant::now()));
+        state.tools.insert(
+            call.id.to_string(),
+            (parent.with_span(span), Instant::now()),
+        );
     }
 
     fn tool_ended(&self, call: &ToolCall, ending: ToolEnding<'_>) {
-        let Some((cx, started)) = self.state().tools.remove(&call.id) else {
+        let Some((cx, started)) = self.state().tools.remove(call.id.as_str()) else {
             return;
         };
         if let Some((_, instruments)) = &self.meter {

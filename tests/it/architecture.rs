@@ -16,7 +16,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("http", &[]),
     ("bless", &[]),
     ("secrets", &["sync"]),
-    ("events", &["secrets", "sync"]),
+    ("events", &["ids", "secrets", "sync"]),
     (
         "tools",
         &["control", "events", "input_file", "secrets", "sync", "text"],

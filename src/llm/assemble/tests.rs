@@ -237,7 +237,7 @@ mod props {
                     AssistantContent::Text { text } => got_text.push_str(text),
                     AssistantContent::Thinking { thinking, .. } => got_thinking.push_str(thinking),
                     AssistantContent::ToolCall(call) => {
-                        let index: u32 = call.id.trim_start_matches("call_").parse().unwrap();
+                        let index: u32 = call.id.as_str().trim_start_matches("call_").parse().unwrap();
                         prop_assert!(got_args.insert(index, call.raw_arguments.clone()).is_none());
                     }
                 }

@@ -8,6 +8,10 @@ use std::fmt;
 
 use serde::Serialize;
 
+mod tool_call;
+
+pub use tool_call::ToolCallId;
+
 /// A session id: 1 to 128 of `A-Z a-z 0-9 - _ . :`, not starting with `.`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
