@@ -50,6 +50,21 @@ fn numeric_tricks_are_normalized_before_the_check() {
             .to_string(),
         "only http and https URLs can be fetched, not ftp:"
     );
+    // A refusal of the address rules is told apart from a URL the guard cannot check (the
+    // fetch tool reports the first as blocked, the second as failed).
+    assert!(
+        policy
+            .check_url(&url("http://127.0.0.1/"))
+            .unwrap_err()
+            .is_blocked()
+    );
+    assert!(
+        !policy
+            .check_url(&url("ftp://example.com/"))
+            .unwrap_err()
+            .is_blocked()
+    );
+    assert!(!GuardError::NoHost.is_blocked());
 }
 
 #[test]
