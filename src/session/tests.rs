@@ -282,6 +282,23 @@ fn a_damaged_line_before_the_last_is_an_error_naming_it() {
         err.ends_with("repair or remove that line to resume"),
         "{err}"
     );
+    // JSON that is not an entry (an array, a number) is named by its line too.
+    for (at, damaged) in [(2, "[1, 2]"), (3, "42")] {
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#,
+            r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi"}}"#,
+            r#"{"type":"message","id":"a2","parentId":"a1","message":{"role":"user","content":"hi"}}"#,
+        ];
+        lines.insert(at - 1, damaged);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        assert_eq!(
+            load(&path).unwrap_err().to_string(),
+            format!(
+                "{}: line {at} is not a session entry (not a JSON object); the file is damaged there: repair or remove that line to resume",
+                path.display()
+            )
+        );
+    }
 }
 
 #[test]
