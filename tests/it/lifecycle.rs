@@ -128,3 +128,78 @@ async fn a_run_stopped_while_preparing_ends_within_its_budget() {
     let last: serde_json::Value = serde_json::from_str(sink.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "usage_snapshot");
 }
+
+/// Stops the run (as SIGINT would) the first time the run reaches `point`, and notes the
+/// turns that started.
+struct StopAt {
+    point: &'static str,
+    control: worker::RunControl,
+    turns: Mutex<Vec<u32>>,
+}
+
+impl StopAt {
+    fn stop_if(&self, here: &str) {
+        if here == self.point {
+            self.control.abort(worker::AbortReason::Interrupt);
+        }
+    }
+}
+
+impl Extension for StopAt {
+    fn turn_started(&self, turn: u32) {
+        self.turns.lock().unwrap().push(turn);
+        self.stop_if(&format!("turn {turn} start"));
+    }
+
+    fn turn_ended(&self, turn: u32) {
+        self.stop_if(&format!("turn {turn} end"));
+    }
+
+    fn tool_started(&self, call: &worker::events::ToolCall) {
+        self.stop_if(&format!("tool {}", call.name));
+    }
+}
+
+/// A stop at each safe point of the 3-turn quickstart (its request in flight, between a turn
+/// and its tools, a tool running) ends the run there: `aborted`, exit 130, the stream closed
+/// with `agent_end` and `usage_snapshot`, and no later turn started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_at_each_safe_point_ends_the_run_there() {
+    for (point, turns) in [
+        ("turn 0 start", vec![0]),
+        ("turn 0 end", vec![0]),
+        ("tool ls", vec![0]),
+        ("turn 1 start", vec![0, 1]),
+        ("turn 1 end", vec![0, 1]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = replay_config(dir.path());
+        let stop = Arc::new(StopAt {
+            point,
+            control: config.control.clone(),
+            turns: Mutex::default(),
+        });
+        config.extensions.push(stop.clone());
+        let sink = worker::CollectorSink::default();
+        let result = tokio::time::timeout(
+            Duration::from_secs(20),
+            worker::run(config, "q".into(), Box::new(sink.clone())),
+        )
+        .await
+        .expect("a stopped run ends");
+        assert_eq!(result.exit, worker::ExitStatus::Interrupted, "{point}");
+        assert_eq!(*stop.turns.lock().unwrap(), turns, "{point}");
+        let lines: Vec<serde_json::Value> = sink
+            .lines()
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let end = lines
+            .iter()
+            .rev()
+            .find(|l| l["type"] == "agent_end")
+            .unwrap();
+        assert_eq!(end["stopReason"], "aborted", "{point}");
+        assert_eq!(lines.last().unwrap()["type"], "usage_snapshot", "{point}");
+    }
+}
