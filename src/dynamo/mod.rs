@@ -355,9 +355,11 @@ impl Extension for DynamoBridge {
         )]
         let ended_unix_ms = exchange.started_unix_ms + exchange.total_ms.floor() as u64;
         trace.write(&AgentTraceRecord {
-            schema: records::AGENT_SCHEMA,
-            event_type: EventType::RequestEnd,
-            event_time_unix_ms: ended_unix_ms,
+            head: records::RecordHead {
+                schema: records::AGENT_SCHEMA,
+                event_type: EventType::RequestEnd,
+                event_time_unix_ms: ended_unix_ms,
+            },
             event_source: "harness",
             agent_context: &self.settings.identity,
             request: Some(metrics),

@@ -140,16 +140,24 @@ pub struct RequestMetrics {
     pub parent_request_id: Option<String>,
 }
 
-/// `dynamo.agent.trace.v1`.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgentTraceRecord<'a> {
-    /// Always [`AGENT_SCHEMA`].
+/// The fields every trace row starts with, in both schemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RecordHead {
+    /// The row's schema: [`AGENT_SCHEMA`] or [`REQUEST_SCHEMA`].
     pub schema: &'static str,
     /// What happened.
     pub event_type: EventType,
     /// When it happened, in Unix ms (for `request_end`: the request's start plus its total
     /// time, rounded down).
     pub event_time_unix_ms: u64,
+}
+
+/// `dynamo.agent.trace.v1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentTraceRecord<'a> {
+    /// The schema ([`AGENT_SCHEMA`]), what happened and when.
+    #[serde(flatten)]
+    pub head: RecordHead,
     /// Who wrote the record: `harness` for every record worker writes.
     pub event_source: &'static str,
     /// The agent identity the record belongs to.
@@ -165,12 +173,9 @@ pub struct AgentTraceRecord<'a> {
 /// `dynamo.request.trace.v1` tool-event ingress.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestTraceIngress<'a> {
-    /// Always [`REQUEST_SCHEMA`].
-    pub schema: &'static str,
-    /// What happened to the tool call.
-    pub event_type: EventType,
-    /// When it happened, in Unix ms.
-    pub event_time_unix_ms: u64,
+    /// The schema ([`REQUEST_SCHEMA`]), what happened to the tool call and when.
+    #[serde(flatten)]
+    pub head: RecordHead,
     /// The agent's trajectory id (what Dynamo 1.3+ calls a session).
     pub session_id: &'a str,
     /// The parent trajectory id; absent for a root run.
@@ -189,9 +194,11 @@ impl<'a> AgentTraceRecord<'a> {
         tool: &'a ToolEvent,
     ) -> Self {
         AgentTraceRecord {
-            schema: AGENT_SCHEMA,
-            event_type,
-            event_time_unix_ms: time,
+            head: RecordHead {
+                schema: AGENT_SCHEMA,
+                event_type,
+                event_time_unix_ms: time,
+            },
             event_source: "harness",
             agent_context: identity,
             request: None,
@@ -209,9 +216,11 @@ impl<'a> RequestTraceIngress<'a> {
         tool: &'a ToolEvent,
     ) -> Self {
         RequestTraceIngress {
-            schema: REQUEST_SCHEMA,
-            event_type,
-            event_time_unix_ms: time,
+            head: RecordHead {
+                schema: REQUEST_SCHEMA,
+                event_type,
+                event_time_unix_ms: time,
+            },
             session_id: &identity.trajectory_id,
             parent_session_id: identity.parent_trajectory_id.as_deref(),
             tool,

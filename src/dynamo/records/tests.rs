@@ -42,8 +42,22 @@ fn v1_records_are_msgpack_maps_with_named_keys_and_no_empty_options() {
         &tool,
     ))
     .unwrap();
-    // A fixmap marker (0x80..0x8f), not an array (0x90..0x9f).
-    assert_eq!(bytes[0] & 0xf0, 0x80, "map expected, got {:#x}", bytes[0]);
+    // A fixmap marker (0x80..0x8f), not an array (0x90..0x9f), of the 6 fields present.
+    assert_eq!(bytes[0], 0x86, "a map of 6 expected, got {:#x}", bytes[0]);
+    // The head comes first, in the schemas' order, in the trace file as on the wire.
+    let line = serde_json::to_string(&AgentTraceRecord::tool(
+        EventType::ToolEnd,
+        1005,
+        &id,
+        &tool,
+    ))
+    .unwrap();
+    assert!(
+        line.starts_with(
+            r#"{"schema":"dynamo.agent.trace.v1","event_type":"tool_end","event_time_unix_ms":1005,"event_source":"harness","#
+        ),
+        "{line}"
+    );
     assert_eq!(
         decode(&bytes),
         json!({
