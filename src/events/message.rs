@@ -179,9 +179,28 @@ pub struct ToolResult {
 impl ToolResult {
     /// The text blocks joined by newlines: what the model reads.
     pub fn text(&self) -> String {
-        let parts: Vec<&str> = self.content.iter().map(TextContent::as_str).collect();
-        parts.join("\n")
+        joined_text(&self.content)
     }
+}
+
+impl UserMessage {
+    /// The text blocks joined by newlines, as a request sends them.
+    pub fn text(&self) -> String {
+        joined_text(&self.content)
+    }
+}
+
+impl ToolResultMessage {
+    /// The text blocks joined by newlines, as a request sends them.
+    pub fn text(&self) -> String {
+        joined_text(&self.content)
+    }
+}
+
+/// Text blocks joined by newlines.
+fn joined_text(content: &[TextContent]) -> String {
+    let parts: Vec<&str> = content.iter().map(TextContent::as_str).collect();
+    parts.join("\n")
 }
 
 /// Token counts of one assistant message. `input` excludes cached prompt tokens, which are

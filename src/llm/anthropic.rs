@@ -102,12 +102,7 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
     for message in conversation {
         match message {
             Message::User(user) => {
-                let text: Vec<&str> = user
-                    .content
-                    .iter()
-                    .map(crate::events::TextContent::as_str)
-                    .collect();
-                let block = json!({"type": "text", "text": text.join("\n")});
+                let block = json!({"type": "text", "text": user.text()});
                 // Roles alternate: a note after tool results joins their user message.
                 let previous = messages
                     .last_mut()
@@ -125,15 +120,10 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
                 }
             }
             Message::ToolResult(result) => {
-                let text: Vec<&str> = result
-                    .content
-                    .iter()
-                    .map(crate::events::TextContent::as_str)
-                    .collect();
                 let block = json!({
                     "type": "tool_result",
                     "tool_use_id": result.tool_call_id,
-                    "content": text.join("\n"),
+                    "content": result.text(),
                     "is_error": result.is_error,
                 });
                 // Results of one assistant message travel together, in one user message.

@@ -96,14 +96,7 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
 
 fn message_to_wire(message: &Message) -> Value {
     match message {
-        Message::User(user) => {
-            let text: Vec<&str> = user
-                .content
-                .iter()
-                .map(crate::events::TextContent::as_str)
-                .collect();
-            json!({"role": "user", "content": text.join("\n")})
-        }
+        Message::User(user) => json!({"role": "user", "content": user.text()}),
         Message::Assistant(assistant) => {
             let mut text = String::new();
             let mut calls = Vec::new();
@@ -131,12 +124,7 @@ fn message_to_wire(message: &Message) -> Value {
             wire
         }
         Message::ToolResult(result) => {
-            let text: Vec<&str> = result
-                .content
-                .iter()
-                .map(crate::events::TextContent::as_str)
-                .collect();
-            json!({"role": "tool", "tool_call_id": result.tool_call_id, "content": text.join("\n")})
+            json!({"role": "tool", "tool_call_id": result.tool_call_id, "content": result.text()})
         }
     }
 }
