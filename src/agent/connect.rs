@@ -98,8 +98,8 @@ impl Session {
                 Arc::new(RecordingTransport::new(transport, recorder))
             }
         };
-        self.target = transport.target();
-        self.context_window = self
+        self.state.target = transport.target();
+        self.state.context_window = self
             .config
             .limits
             .context_window

@@ -30,10 +30,10 @@ impl Session {
             content: vec![TextContent::text(prompt)],
             timestamp: now_millis(),
         });
-        self.stats.user_messages += 1;
+        self.state.stats.user_messages += 1;
         self.persist(&user);
-        self.messages.push(user);
-        let prompt_index = self.messages.len() - 1;
+        self.state.messages.push(user);
+        let prompt_index = self.state.messages.len() - 1;
         self.run_steps(&plan, prompt_index).await
     }
 
@@ -122,7 +122,7 @@ impl Session {
     ) {
         self.emitter.emit(&Event::TurnEnd {
             turn_index,
-            message: &self.messages[assistant_index],
+            message: &self.state.messages[assistant_index],
             tool_results: results,
             serving,
         });

@@ -10,16 +10,21 @@ impl Session {
         self.sync_session();
         let (stop_reason, fatal, limit) = self.conclude(ending);
         self.emit_ending(stop_reason, fatal.as_ref(), limit.as_ref());
-        self.stats.duration_ms = self.started.elapsed().as_millis() as u64;
+        self.state.stats.duration_ms = self.started.elapsed().as_millis() as u64;
         for extension in &self.config.extensions {
             for (name, value) in extension.counters() {
-                *self.stats.counters.entry(name.to_string()).or_default() += value;
+                *self
+                    .state
+                    .stats
+                    .counters
+                    .entry(name.to_string())
+                    .or_default() += value;
             }
         }
         let outcome = RunOutcome {
             stop_reason,
             fatal: fatal.as_ref(),
-            stats: &self.stats,
+            stats: &self.state.stats,
         };
         let closing = Closing {
             emitter: &self.emitter,
@@ -33,7 +38,7 @@ impl Session {
             self.output_errors
                 .push(OutputError::new(OutputKind::Record, path, error));
         }
-        let final_text = self.messages.iter().rev().find_map(|m| match m {
+        let final_text = self.state.messages.iter().rev().find_map(|m| match m {
             Message::Assistant(a) => Some(a.text()).filter(|t| !t.is_empty()),
             _ => None,
         });
@@ -43,8 +48,9 @@ impl Session {
             self.emitter.emit(&Event::OutputError(error));
             self.warnings.push(error.message.clone());
         }
-        self.emitter
-            .emit(&Event::UsageSnapshot { stats: &self.stats });
+        self.emitter.emit(&Event::UsageSnapshot {
+            stats: &self.state.stats,
+        });
         let outcome_exit = self.outcome_exit(stop_reason);
         let exit = if self.output_errors.is_empty() {
             outcome_exit
@@ -58,8 +64,8 @@ impl Session {
             session_id: self.session_id.clone(),
             stop_reason,
             final_text,
-            stats: self.stats.clone(),
-            messages: std::mem::take(&mut self.messages),
+            stats: self.state.stats.clone(),
+            messages: std::mem::take(&mut self.state.messages),
             records: self.emitter.records(),
             // For stderr, like `failure`.
             warnings: std::mem::take(&mut self.warnings)
@@ -68,7 +74,7 @@ impl Session {
                 .collect(),
             fatal_error: fatal,
             failure,
-            structured_output: self.structured_output.take(),
+            structured_output: self.state.structured_output.take(),
         }
     }
 
@@ -79,7 +85,7 @@ impl Session {
     ) -> (RunStopReason, Option<FatalError>, Option<LimitReached>) {
         let limit = |limit: LimitKind| LimitReached {
             limit,
-            turns: self.stats.turns,
+            turns: self.state.stats.turns,
             max_turns: None,
             timeout_ms: None,
             elapsed_ms: self.started.elapsed().as_millis() as u64,
@@ -100,14 +106,14 @@ impl Session {
             Ending::Budget(kind) => {
                 let (used, budget_limit) = match kind {
                     LimitKind::MaxToolCalls => (
-                        f64::from(self.stats.tool_calls),
+                        f64::from(self.state.stats.tool_calls),
                         limits.max_tool_calls.map(f64::from),
                     ),
                     LimitKind::MaxTotalTokens => (
-                        self.stats.tokens.total as f64,
+                        self.state.stats.tokens.total as f64,
                         limits.max_total_tokens.map(|t| t as f64),
                     ),
-                    _ => (self.stats.cost, limits.max_cost),
+                    _ => (self.state.stats.cost, limits.max_cost),
                 };
                 let reached = LimitReached {
                     used: Some(used),
@@ -140,7 +146,7 @@ impl Session {
             if let (LimitKind::MaxTurns, Some(max)) = (limit.limit, limit.max_turns) {
                 self.emitter.emit(&Event::MaxStepsReached {
                     max_steps: max,
-                    steps: self.stats.turns,
+                    steps: self.state.stats.turns,
                 });
             }
             self.emitter.emit(&Event::LimitReached(limit));
@@ -150,10 +156,10 @@ impl Session {
         }
         if self.agent_started {
             self.emitter.emit(&Event::AgentEnd {
-                messages: &self.messages,
+                messages: &self.state.messages,
                 stop_reason,
                 will_retry: false,
-                structured_output: self.structured_output.as_ref(),
+                structured_output: self.state.structured_output.as_ref(),
             });
         }
     }
@@ -179,8 +185,8 @@ impl Session {
         let failure = match (fatal, limit) {
             (Some(error), _) => Failure::Fatal {
                 error,
-                requests: self.failed_requests,
-                target: &self.target,
+                requests: self.state.failed_requests,
+                target: &self.state.target,
             },
             (None, Some(limit)) => Failure::Limit(limit),
             (None, None) => Failure::Aborted(self.config.control.reason()),
@@ -197,7 +203,7 @@ impl Session {
         let Some(path) = &self.config.output_last_message else {
             return;
         };
-        let answer = match &self.structured_output {
+        let answer = match &self.state.structured_output {
             Some(value) => serde_json::to_string_pretty(value).unwrap_or_default() + "\n",
             None => final_text.unwrap_or_default().to_string(),
         };

@@ -186,22 +186,16 @@ fn usage_failure(session_id: SessionId, message: String) -> RunResult {
     }
 }
 
-struct Session {
-    config: RunConfig,
-    emitter: Emitter,
-    session_id: SessionId,
-    started: Instant,
-    tools: ToolSet,
-    tool_ctx: ToolContext,
+/// What a run knows and has used so far: the conversation, the usage and the budgets, and the
+/// bookkeeping of its turns. The step machine ([`step`]) reads it to choose the next step and
+/// advances it; everything else in [`Session`] is where the run writes (the stream, the
+/// session file, the recording) and what it was given.
+#[derive(Default)]
+struct RunState {
+    /// The conversation so far, the prompt and any resumed history included.
     messages: Vec<Message>,
+    /// The run's totals, printed in `usage_snapshot`.
     stats: UsageStats,
-    warnings: Vec<String>,
-    agent_started: bool,
-    recorder: Option<Arc<Recorder>>,
-    /// The session file, appended to as messages complete.
-    session: Option<crate::session::SessionWriter>,
-    /// Outputs that could not be written in full, reported at the end.
-    output_errors: Vec<OutputError>,
     /// Which budgets have had their wrap-up note.
     budgets: budget::Budgets,
     /// The final answer as JSON (`--output-schema`), once valid.
@@ -216,10 +210,29 @@ struct Session {
     /// Model requests made for the turn that failed, and where they went, for the failure
     /// line.
     failed_requests: u32,
+    /// Where the failed turn's requests went (the failure line names it).
     target: String,
-    request_ids: RequestIds,
     /// Compaction summaries requested so far (they number their request ids).
     summaries: u32,
+}
+
+struct Session {
+    config: RunConfig,
+    emitter: Emitter,
+    session_id: SessionId,
+    started: Instant,
+    tools: ToolSet,
+    tool_ctx: ToolContext,
+    warnings: Vec<String>,
+    agent_started: bool,
+    recorder: Option<Arc<Recorder>>,
+    /// The session file, appended to as messages complete.
+    session: Option<crate::session::SessionWriter>,
+    /// Outputs that could not be written in full, reported at the end.
+    output_errors: Vec<OutputError>,
+    request_ids: RequestIds,
+    /// The conversation, usage and budgets, and the bookkeeping of the turns.
+    state: RunState,
 }
 
 /// What a compaction's summary request needs from the loop.
@@ -301,22 +314,16 @@ impl Session {
             started: Instant::now(),
             tools,
             tool_ctx,
-            messages: history,
-            stats: UsageStats::default(),
             warnings: Vec::new(),
             agent_started: false,
             recorder: None,
             session,
             output_errors: Vec::new(),
-            budgets: budget::Budgets::default(),
-            structured_output: None,
-            corrected: false,
-            context_window: None,
-            last_known: None,
-            failed_requests: 0,
-            target: String::new(),
             request_ids,
-            summaries: 0,
+            state: RunState {
+                messages: history,
+                ..RunState::default()
+            },
         }
     }
 

@@ -15,20 +15,24 @@ impl Session {
             kind: FatalErrorKind::ContextOverflow,
             message,
         };
-        let before = compaction::estimate(&self.messages, with.system_chars, self.last_known);
+        let before = compaction::estimate(
+            &self.state.messages,
+            with.system_chars,
+            self.state.last_known,
+        );
         self.emitter.emit(&Event::CompactionStart {
             reason,
             tokens_before: before,
         });
-        let Some(split) = compaction::split_point(&self.messages) else {
+        let Some(split) = compaction::split_point(&self.state.messages) else {
             return Err(overflow(format!(
                 "about {before} tokens, and nothing before the newest turn to summarize"
             )));
         };
-        let input = compaction::summary_input(&self.messages[..split]);
+        let input = compaction::summary_input(&self.state.messages[..split]);
         let outcome = self.summarize(&input, with).await;
-        self.stats.llm_requests += outcome.requests;
-        self.stats.add_usage(&outcome.message.usage);
+        self.state.stats.llm_requests += outcome.requests;
+        self.state.stats.add_usage(&outcome.message.usage);
         if let TurnEnd::Failed(error) = &outcome.end {
             return Err(overflow(format!("the summary request failed: {error}")));
         }
@@ -36,23 +40,23 @@ impl Session {
         if summary.trim().is_empty() {
             return Err(overflow("the summary came back empty".to_string()));
         }
-        let kept: Vec<Message> = self.messages.drain(split..).collect();
-        self.messages = vec![compaction::user(&format!(
+        let kept: Vec<Message> = self.state.messages.drain(split..).collect();
+        self.state.messages = vec![compaction::user(&format!(
             "{}{summary}",
             compaction::SUMMARY_PREFIX
         ))];
-        self.messages.extend(kept);
+        self.state.messages.extend(kept);
         if let Some(writer) = &mut self.session
             && let Err(err) = writer.append_compaction(&summary, before)
         {
             self.session_failed(err);
         }
-        for index in 1..self.messages.len() {
-            let message = self.messages[index].clone();
+        for index in 1..self.state.messages.len() {
+            let message = self.state.messages[index].clone();
             self.persist(&message);
         }
-        self.last_known = None;
-        let after = compaction::estimate(&self.messages, with.system_chars, None);
+        self.state.last_known = None;
+        let after = compaction::estimate(&self.state.messages, with.system_chars, None);
         self.emitter.emit(&Event::CompactionEnd {
             reason,
             tokens_before: before,
@@ -94,9 +98,9 @@ impl Session {
             model: with.model,
             dialect: self.config.model.dialect(),
             price: None,
-            request_id: self.request_ids.summary(self.summaries),
+            request_id: self.request_ids.summary(self.state.summaries),
         };
-        self.summaries += 1;
+        self.state.summaries += 1;
         request_assistant(&ctx, &body).await
     }
 
@@ -106,17 +110,17 @@ impl Session {
         let Some(schema) = self.config.output_schema.clone() else {
             return Some(Ending::Finished(RunStopReason::Stop));
         };
-        let text = match &self.messages[assistant_index] {
+        let text = match &self.state.messages[assistant_index] {
             Message::Assistant(assistant) => assistant.text(),
             _ => String::new(),
         };
         match schema.check(&text) {
             Ok(value) => {
-                self.structured_output = Some(value);
+                self.state.structured_output = Some(value);
                 Some(Ending::Finished(RunStopReason::Stop))
             }
-            Err(problems) if !self.corrected => {
-                self.corrected = true;
+            Err(problems) if !self.state.corrected => {
+                self.state.corrected = true;
                 self.add_user_message(schema.correction(&problems.to_string()));
                 None
             }
@@ -134,7 +138,7 @@ impl Session {
     pub(super) fn response_schema(&self) -> Option<&Value> {
         let schema = self.config.output_schema.as_ref()?;
         let chat = self.config.model.dialect() == crate::llm::Dialect::ChatCompletions;
-        (self.corrected && chat).then(|| schema.schema())
+        (self.state.corrected && chat).then(|| schema.schema())
     }
 
     /// A message the run adds to the conversation for the model (a budget note, a
@@ -148,7 +152,7 @@ impl Session {
             .emit(&Event::MessageStart { message: &message });
         self.emitter.emit(&Event::MessageEnd { message: &message });
         self.persist(&message);
-        self.messages.push(message);
+        self.state.messages.push(message);
     }
 
     /// Appends a complete message to the session file; a failure is reported once, at the end.

@@ -177,7 +177,7 @@ impl Session {
         let mut step = Step::Check;
         loop {
             // What tools read of the budget is the run's totals as of this step.
-            self.tool_ctx.run.record_usage(&self.stats);
+            self.tool_ctx.run.record_usage(&self.state.stats);
             step = match step {
                 Step::Check => self.check(plan, &turn),
                 Step::Compact(why) => self.compact_for(plan, why, &mut turn).await,
@@ -191,14 +191,17 @@ impl Session {
     fn check(&mut self, plan: &Plan<'_>, turn: &Turn) -> Step {
         let aborted = self.config.control.is_aborted();
         if let Some(ending) =
-            stop_before_turn(aborted, &self.config.limits, &self.stats, turn.index)
+            stop_before_turn(aborted, &self.config.limits, &self.state.stats, turn.index)
         {
             return Step::Finish(ending);
         }
         let elapsed = self.config.budget_start.elapsed();
-        let notes = self
-            .budgets
-            .warnings(&self.config.limits, &self.stats, turn.index, elapsed);
+        let notes = self.state.budgets.warnings(
+            &self.config.limits,
+            &self.state.stats,
+            turn.index,
+            elapsed,
+        );
         for note in notes {
             self.emitter.emit(&Event::BudgetWarning(&note));
             self.add_user_message(note.message);
@@ -207,7 +210,7 @@ impl Session {
             return Step::Request;
         };
         let system_chars = plan.system_prompt.len();
-        if compaction::estimate(&self.messages, system_chars, self.last_known) > limit {
+        if compaction::estimate(&self.state.messages, system_chars, self.state.last_known) > limit {
             Step::Compact(Compaction::Threshold)
         } else {
             Step::Request
@@ -216,7 +219,7 @@ impl Session {
 
     /// The estimated tokens a request may reach before the conversation is compacted.
     fn compaction_limit(&self) -> Option<u64> {
-        let window = self.context_window?;
+        let window = self.state.context_window?;
         Some(compaction::threshold(window, self.config.limits.max_tokens))
     }
 
@@ -228,10 +231,11 @@ impl Session {
             turn.index += 1;
             return Step::Check;
         }
-        let (Some(window), Some(limit)) = (self.context_window, self.compaction_limit()) else {
+        let (Some(window), Some(limit)) = (self.state.context_window, self.compaction_limit())
+        else {
             return Step::Request;
         };
-        let after = compaction::estimate(&self.messages, plan.system_prompt.len(), None);
+        let after = compaction::estimate(&self.state.messages, plan.system_prompt.len(), None);
         if after <= limit {
             return Step::Request;
         }
@@ -250,7 +254,7 @@ impl Session {
         self.start_turn(turn);
         let outcome = self.ask(plan, turn.index).await;
         let calls: Vec<ToolCall> = outcome.message.tool_calls().cloned().collect();
-        self.stats.tool_calls += calls.len() as u32;
+        self.state.stats.tool_calls += calls.len() as u32;
         let refused_for_length =
             matches!(&outcome.end, TurnEnd::Failed(error) if compaction::is_overflow(error));
         if refused_for_length && !turn.overflow_compacted {
@@ -274,7 +278,7 @@ impl Session {
         let stop = message.stop_reason;
         let error_text = message.error_message.clone();
         let assistant_index = self.keep_answer(message);
-        self.failed_requests = requests;
+        self.state.failed_requests = requests;
         let ending = match judge(end, stop, error_text, !calls.is_empty()) {
             Answer::Ending(ending) => Some(ending),
             Answer::Final => self.final_answer(assistant_index),
@@ -301,9 +305,9 @@ impl Session {
         for extension in &self.config.extensions {
             extension.turn_started(turn.index);
         }
-        self.stats.turns += 1;
+        self.state.stats.turns += 1;
         if turn.index == 0 {
-            let prompt = &self.messages[turn.prompt_index];
+            let prompt = &self.state.messages[turn.prompt_index];
             self.emitter.emit(&Event::MessageStart { message: prompt });
             self.emitter.emit(&Event::MessageEnd { message: prompt });
         }
@@ -314,7 +318,7 @@ impl Session {
         let body = build_body(&RequestSpec {
             model: plan.model,
             system_prompt: &plan.system_prompt,
-            messages: &self.messages,
+            messages: &self.state.messages,
             tools: &plan.tools_json,
             max_tokens: self.config.limits.max_tokens,
             max_tokens_field: plan.max_tokens_field,
@@ -342,13 +346,14 @@ impl Session {
         for extension in &self.config.extensions {
             extension.assistant_finished(turn_index, &outcome.message, requested_at);
         }
-        self.stats.llm_requests += outcome.requests;
-        self.stats.assistant_messages += 1;
-        self.stats.add_usage(&outcome.message.usage);
+        self.state.stats.llm_requests += outcome.requests;
+        self.state.stats.assistant_messages += 1;
+        self.state.stats.add_usage(&outcome.message.usage);
         if let Some(serving) = &outcome.serving {
             let usage = &outcome.message.usage;
             let prompt = usage.input + usage.cache_read + usage.cache_write;
-            self.stats
+            self.state
+                .stats
                 .serving
                 .get_or_insert_default()
                 .add(serving, prompt);
@@ -362,9 +367,9 @@ impl Session {
         let reported = usage.input + usage.cache_read + usage.cache_write + usage.output;
         let assistant = Message::Assistant(message);
         self.persist(&assistant);
-        self.messages.push(assistant);
-        self.last_known = (reported > 0).then_some((self.messages.len(), reported));
-        self.messages.len() - 1
+        self.state.messages.push(assistant);
+        self.state.last_known = (reported > 0).then_some((self.state.messages.len(), reported));
+        self.state.messages.len() - 1
     }
 
     async fn run_tools(&mut self, pending: Pending, turn: &mut Turn) -> Step {
@@ -378,7 +383,7 @@ impl Session {
             deadline: self.tool_ctx.run.deadline(),
         };
         let results = execute_calls(&exec, &pending.calls).await;
-        self.stats.tool_results += results.len() as u32;
+        self.state.stats.tool_results += results.len() as u32;
         let results: Vec<Message> = results.into_iter().map(Message::ToolResult).collect();
         for result in &results {
             self.persist(result);
@@ -390,7 +395,7 @@ impl Session {
             &results,
             pending.serving.as_ref(),
         );
-        self.messages.extend(results);
+        self.state.messages.extend(results);
         turn.index += 1;
         Step::Check
     }
