@@ -27,6 +27,7 @@ pub mod github;
 pub mod http;
 pub mod ids;
 pub mod input_file;
+pub mod live;
 pub mod llm;
 pub mod net;
 pub mod output;

@@ -1,0 +1,1 @@
+//! Pre- and post-tool hook programs (Claude Code's PreToolUse / PostToolUse contract).
