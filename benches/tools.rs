@@ -54,6 +54,7 @@ fn context(cwd: &Path) -> ToolContext {
         leftovers: Leftovers::default(),
         bash: BashSettings::default(),
         policy: None,
+        edit_scope: None,
     }
 }
 

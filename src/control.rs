@@ -1,8 +1,11 @@
-//! Stopping a run from outside: signals, the wall-clock budget, a closed stdout.
+//! Stopping a run from outside: signals, the wall-clock budget, a closed stdout, an `abort`
+//! command.
 //!
 //! One [`RunControl`] is shared by everything a run starts. Aborting cancels its token (every
 //! model request and tool watches it) and records the first reason, which decides how the run
-//! ends: `aborted` (130/143/141) or `timeout` (3).
+//! ends: `aborted` (5/130/143/141) or `timeout` (3). A stop is graceful: running tools get
+//! their grace to wind down and the stream ends with its terminal events. Asking again while
+//! it winds down ([`RunControl::hurry`]) is for the binary to end the process at once.
 
 use std::sync::{Arc, OnceLock};
 
@@ -21,6 +24,8 @@ pub enum AbortReason {
     Timeout,
     /// The reader closed stdout: exit 141, quietly.
     OutputClosed,
+    /// An `abort` command (`--control stdin`): exit 5.
+    Command,
 }
 
 impl AbortReason {
@@ -31,6 +36,7 @@ impl AbortReason {
             AbortReason::Terminate => ExitStatus::Terminated,
             AbortReason::Timeout => ExitStatus::Limit,
             AbortReason::OutputClosed => ExitStatus::ClosedStdout,
+            AbortReason::Command => ExitStatus::Aborted,
         }
     }
 }
@@ -41,6 +47,10 @@ impl AbortReason {
 pub struct RunControl {
     token: CancellationToken,
     reason: Arc<OnceLock<AbortReason>>,
+    /// The reason an `abort` command gave, for the stderr line.
+    note: Arc<OnceLock<String>>,
+    /// Cancelled by a second stop while the first winds down.
+    hurry: CancellationToken,
 }
 
 impl RunControl {
@@ -53,6 +63,32 @@ impl RunControl {
     pub fn abort(&self, reason: AbortReason) {
         let _ = self.reason.set(reason);
         self.token.cancel();
+    }
+
+    /// Stops the run for an `abort` command, keeping the reason it gave (when it is the
+    /// first stop).
+    pub fn abort_with_note(&self, reason: AbortReason, note: Option<String>) {
+        if self.reason.set(reason).is_ok()
+            && let Some(note) = note
+        {
+            let _ = self.note.set(note);
+        }
+        self.token.cancel();
+    }
+
+    /// The reason the stopping command gave, if it gave one.
+    pub fn note(&self) -> Option<&str> {
+        self.note.get().map(String::as_str)
+    }
+
+    /// A second stop while the first winds down: whoever owns the process ends it now.
+    pub fn hurry(&self) {
+        self.hurry.cancel();
+    }
+
+    /// Resolves once [`RunControl::hurry`] was called.
+    pub async fn hurried(&self) {
+        self.hurry.cancelled().await;
     }
 
     /// The first reason the run was aborted for; `None` while it runs on.

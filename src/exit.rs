@@ -15,13 +15,15 @@ pub enum ExitStatus {
     Failed,
     /// Usage or configuration error before the run: stderr only, nothing on stdout.
     Usage,
-    /// A limit stopped the run (`--max-turns`, `--timeout`).
+    /// A limit stopped the run (`--max-turns`, `--timeout`, a budget, `--max-repeated-failures`).
     Limit,
     /// An output the run was asked to write (`--trace-file`, `--record`,
     /// `--output-last-message`, the session file) is incomplete. It replaces 0, 1 and 3: a
     /// caller must not trust those files whatever else happened; a signal or a closed stdout
     /// keeps its own code.
     OutputIncomplete,
+    /// An `abort` command (`--control stdin`) stopped the run.
+    Aborted,
     /// SIGINT.
     Interrupted,
     /// The reader closed stdout.
@@ -32,18 +34,19 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// Every status, in code order (for `--help` and the README).
-    pub const ALL: [ExitStatus; 8] = [
+    pub const ALL: [ExitStatus; 9] = [
         ExitStatus::Ok,
         ExitStatus::Failed,
         ExitStatus::Usage,
         ExitStatus::Limit,
         ExitStatus::OutputIncomplete,
+        ExitStatus::Aborted,
         ExitStatus::Interrupted,
         ExitStatus::ClosedStdout,
         ExitStatus::Terminated,
     ];
 
-    /// The process exit code: 0 to 4, or 128 plus the signal's number (130 SIGINT,
+    /// The process exit code: 0 to 5, or 128 plus the signal's number (130 SIGINT,
     /// 141 SIGPIPE, 143 SIGTERM).
     pub fn code(self) -> u8 {
         match self {
@@ -52,6 +55,7 @@ impl ExitStatus {
             ExitStatus::Usage => 2,
             ExitStatus::Limit => 3,
             ExitStatus::OutputIncomplete => 4,
+            ExitStatus::Aborted => 5,
             ExitStatus::Interrupted => 130,
             ExitStatus::ClosedStdout => 141,
             ExitStatus::Terminated => 143,
@@ -79,10 +83,14 @@ impl ExitStatus {
             ExitStatus::Usage => {
                 "usage or configuration error before the run (message on stderr, nothing on stdout)"
             }
-            ExitStatus::Limit => "a limit stopped the run (--max-turns, --timeout)",
+            ExitStatus::Limit => "a limit stopped the run (--max-turns, --timeout, a budget, --max-repeated-failures)",
             ExitStatus::OutputIncomplete => {
                 "an output file could not be written in full (--trace-file, --record, \
                  --output-last-message, the session file); output_error and stderr say which"
+            }
+            ExitStatus::Aborted => {
+                "an abort command (--control stdin) stopped the run; control_abort, agent_end and \
+                 usage_snapshot were printed"
             }
             ExitStatus::Interrupted => "interrupted by SIGINT",
             ExitStatus::ClosedStdout => "stdout was closed by the reader",

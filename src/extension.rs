@@ -12,7 +12,7 @@ use std::time::{Instant, SystemTime};
 use futures_util::future::BoxFuture;
 
 use crate::events::{
-    AssistantMessage, ExtensionStatus, FatalError, OutputError, RunStopReason, Serving,
+    AssistantMessage, Emitter, ExtensionStatus, FatalError, OutputError, RunStopReason, Serving,
     SkillsStatus, ToolCall, ToolResult, TraceStatus, TraceSummary, UsageStats,
 };
 use crate::llm::{RequestDecorator, Transport, WireUsage};
@@ -98,6 +98,16 @@ pub struct RunOutcome<'a> {
     pub fatal: Option<&'a FatalError>,
     /// The run's totals, as `usage_snapshot.stats` reports them.
     pub stats: &'a UsageStats,
+}
+
+/// Whether a tool call may run, as an extension decides before it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Admission {
+    /// Run it with these arguments (the call's own, or ones a hook replaced them with; the
+    /// loop checks replaced ones against the tool's schema again).
+    Run(serde_json::Value),
+    /// Do not run it; the reason is the tool error the model reads.
+    Refuse(String),
 }
 
 /// What [`Extension::finish`] returns: the future of the lines it prints at the end.
@@ -186,6 +196,46 @@ pub trait Extension: Send + Sync {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+
+    /// The stream is open (right after the status lines): an extension that writes lines of
+    /// its own while the run goes on (answers to a controller, heartbeats) keeps `stream`.
+    fn attach(&self, _stream: &Emitter) {}
+
+    /// Messages for the model from outside the run (a controller's steering), taken at the safe
+    /// point before the next model request; each becomes a user message.
+    fn take_steering(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether steering waits to be taken: tool calls of the current message that have not
+    /// started yet are skipped for it.
+    fn steering_waiting(&self) -> bool {
+        false
+    }
+
+    /// A message to go on with when the run would otherwise end (a controller's follow-up).
+    fn take_follow_up(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether `call` may run, and with which arguments (`input`: the call's, or what an
+    /// earlier extension replaced them with). Every extension must admit a call; the future
+    /// is dropped if the run is stopped meanwhile.
+    fn admit<'a>(
+        &'a self,
+        _call: &'a ToolCall,
+        input: serde_json::Value,
+    ) -> BoxFuture<'a, Admission> {
+        Box::pin(async move { Admission::Run(input) })
+    }
+
+    /// A call's result is final (after `tool_execution_end`); for audit, it cannot change it.
+    fn after_call<'a>(&'a self, _call: &'a ToolCall, _ending: ToolEnding<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// The loop is over: the run takes no more input. Called before the closing lines.
+    fn run_ending(&self) {}
 
     /// Called once at the end; the lines are printed before `usage_snapshot`.
     fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {

@@ -13,7 +13,9 @@ use futures_util::FutureExt;
 use tokio::signal::unix::{SignalKind, signal};
 use worker::cli::{
     Cli, Command, ProcessEnv, PromptError, TraceCommand, build_config, compat, read_prompt,
+    read_prompt_command,
 };
+use worker::live::{CommandLines, ControlSource};
 use worker::secrets::Secrets;
 use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
@@ -70,7 +72,15 @@ fn main() -> ExitCode {
 
 fn run(args: &worker::cli::RunArgs) -> ExitStatus {
     let secrets = SECRETS.get_or_init(Secrets::default);
-    let config = match build_config(args, &ProcessEnv, secrets) {
+    // With --control stdin, stdin is the controller's: the prompt command, then the rest.
+    let commands = match args.control {
+        Some(ControlSource::Stdin) => match CommandLines::stdin() {
+            Ok(lines) => Some(lines),
+            Err(err) => return usage_error(&format!("--control stdin: cannot read stdin: {err}")),
+        },
+        None => None,
+    };
+    let config = match build_config(args, &ProcessEnv, secrets, commands.clone()) {
         Ok((config, warnings)) => {
             for warning in &warnings {
                 warn(warning);
@@ -80,7 +90,11 @@ fn run(args: &worker::cli::RunArgs) -> ExitStatus {
         Err(err) => return usage_error(&err.to_string()),
     };
     // The budget covers waiting for the prompt too: it runs from `config.budget_start`.
-    let prompt = match read_prompt(args.prompt.as_deref(), config.limits.timeout) {
+    let read = match &commands {
+        Some(lines) => read_prompt_command(args.prompt.as_deref(), lines, config.limits.timeout),
+        None => read_prompt(args.prompt.as_deref(), config.limits.timeout),
+    };
+    let prompt = match read {
         Ok(prompt) => prompt,
         Err(PromptError::Invalid(err)) => return usage_error(&err.to_string()),
         Err(timed_out @ PromptError::TimedOut(_)) => {
@@ -161,7 +175,8 @@ fn print_generated(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) ->
     }
 }
 
-/// First SIGINT/SIGTERM: abort the run (it ends its stream and exits 130/143). Second: exit now.
+/// First SIGINT/SIGTERM: abort the run (it ends its stream and exits 130/143). Second, or a
+/// signal after an `abort` command, or a second `abort` command: exit now.
 fn watch_signals(control: RunControl) {
     let (Ok(mut interrupt), Ok(mut terminate)) = (
         signal(SignalKind::interrupt()),
@@ -173,17 +188,36 @@ fn watch_signals(control: RunControl) {
         return;
     };
     tokio::spawn(async move {
+        let hurried = control.clone();
         let first = tokio::select! {
             _ = interrupt.recv() => AbortReason::Interrupt,
             _ = terminate.recv() => AbortReason::Terminate,
+            () = hurried.hurried() => {
+                std::process::exit(exit_now(&control, AbortReason::Command));
+            }
         };
+        if control.is_aborted() {
+            // Already winding down (an abort command): this signal is the second stop.
+            std::process::exit(first.exit_status().into());
+        }
         control.abort(first);
         let second = tokio::select! {
             _ = interrupt.recv() => AbortReason::Interrupt,
             _ = terminate.recv() => AbortReason::Terminate,
+            () = hurried.hurried() => AbortReason::Command,
         };
-        std::process::exit(second.exit_status().into());
+        std::process::exit(exit_now(&control, second));
     });
+}
+
+/// The exit code of a second stop: a signal's own; a second abort command keeps the first
+/// stop's code.
+fn exit_now(control: &RunControl, second: AbortReason) -> i32 {
+    let reason = match second {
+        AbortReason::Command => control.reason().unwrap_or(second),
+        signal => signal,
+    };
+    reason.exit_status().into()
 }
 
 /// `invalid value 'X' for --flag: why`, for a flag (or its variable) whose value its parser

@@ -86,8 +86,13 @@ impl OutputSchema {
     pub fn check(&self, answer: &str) -> Result<Value, AnswerError> {
         let text = unfence(answer.trim());
         let value: Value = serde_json::from_str(text).map_err(AnswerError::NotJson)?;
-        match self.schemas.validate(&value, self.index) {
-            Ok(()) => Ok(value),
+        self.validate(&value).map(|()| value)
+    }
+
+    /// Whether `value` is valid against the schema, and if not, what is wrong with it.
+    pub fn validate(&self, value: &Value) -> Result<(), AnswerError> {
+        match self.schemas.validate(value, self.index) {
+            Ok(()) => Ok(()),
             // One line: the validator's first line names only the schema.
             Err(err) => Err(AnswerError::Invalid {
                 problems: format!("{err:#}")

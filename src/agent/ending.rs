@@ -17,7 +17,8 @@ pub(super) enum Failure<'a> {
         target: &'a str,
     },
     Limit(&'a LimitReached),
-    Aborted(Option<AbortReason>),
+    /// Stopped from outside, and the reason an abort command gave.
+    Aborted(Option<AbortReason>, Option<&'a str>),
 }
 
 /// The line (without the `worker: ` prefix the binary adds).
@@ -82,12 +83,21 @@ pub(super) fn failure_line(failure: Failure<'_>) -> String {
                 limit.budget_limit.unwrap_or(0.0),
                 limit.used.unwrap_or(0.0)
             ),
+            LimitKind::RepeatedFailures => format!(
+                "limit reached: the same {} call failed {} times in a row (--max-repeated-failures)",
+                limit.tool_name.as_deref().unwrap_or("tool"),
+                limit.used.unwrap_or(0.0)
+            ),
         },
-        Failure::Aborted(reason) => match reason {
+        Failure::Aborted(Some(AbortReason::Command), note) => match note {
+            Some(note) => format!("stopped by an abort command: {note}"),
+            None => "stopped by an abort command".to_string(),
+        },
+        Failure::Aborted(reason, _) => match reason {
             Some(AbortReason::Interrupt) => "interrupted by SIGINT".to_string(),
             Some(AbortReason::Terminate) => "terminated by SIGTERM".to_string(),
             Some(AbortReason::OutputClosed) => "stopped: the reader closed stdout".to_string(),
-            Some(AbortReason::Timeout) | None => "aborted".to_string(),
+            Some(AbortReason::Timeout | AbortReason::Command) | None => "aborted".to_string(),
         },
     }
 }

@@ -20,12 +20,13 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
+use serde_json::Value;
 
 use crate::control::{AbortReason, RunControl};
 use crate::events::{
     Emitter, Event, Message, TextContent, ToolCall, ToolResult, ToolResultMessage, now_millis,
 };
-use crate::extension::{Extension, ToolEnding};
+use crate::extension::{Admission, Extension, ToolEnding};
 use crate::secrets::{Secrets, StreamRedactor};
 use crate::tools::{Tool, ToolContext, ToolSet};
 
@@ -120,6 +121,9 @@ async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
     for extension in ctx.extensions {
         extension.tool_ended(call, ending);
     }
+    for extension in ctx.extensions {
+        extension.after_call(call, ending).await;
+    }
     ToolResultMessage {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
@@ -134,6 +138,10 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
     if ctx.control.is_aborted() {
         return (error_text("Operation aborted"), true);
     }
+    // A steer skips what has not started yet: the model reads the steer before going on.
+    if ctx.extensions.iter().any(|e| e.steering_waiting()) {
+        return (error_text(SKIPPED_FOR_STEERING), true);
+    }
     let Some(tool) = ctx.tools.get(&call.name) else {
         return (error_text(&format!("Tool {} not found", call.name)), true);
     };
@@ -146,6 +154,10 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
             true,
         );
     }
+    let arguments = match admit(ctx, call, tool.as_ref()).await {
+        Ok(arguments) => arguments,
+        Err(reason) => return (error_text(&reason), true),
+    };
     // Progress text is a stream (bash sends what was printed since the last update): it is
     // redacted across updates, so a secret printed in two reads is still replaced. Updates
     // come back here over a channel to be printed with the call's arguments, which live here.
@@ -166,7 +178,7 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
         tool_ctx.bash.env.extend(extension.call_env(call));
     }
     let mut run =
-        Box::pin(AssertUnwindSafe(tool.execute(call.arguments.clone(), tool_ctx)).catch_unwind());
+        Box::pin(AssertUnwindSafe(tool.execute(arguments, tool_ctx)).catch_unwind());
     let stopped = async {
         ctx.control.aborted().await;
         tokio::time::sleep(stop_grace(tool.as_ref(), ctx.deadline)).await;
@@ -200,6 +212,40 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
             )
         }
     }
+}
+
+/// The result of a call skipped because steering is waiting (Pi's words).
+const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
+
+/// Every extension's admission of `call`: the arguments it runs with, or why it does not run.
+/// Arguments an extension replaced must still fit the tool's schema. A stop while an
+/// extension decides refuses the call.
+async fn admit(ctx: &ExecContext<'_>, call: &ToolCall, tool: &dyn Tool) -> Result<Value, String> {
+    let mut arguments = call.arguments.clone();
+    for extension in ctx.extensions {
+        let admission = extension.admit(call, arguments);
+        tokio::pin!(admission);
+        let admitted = tokio::select! {
+            biased;
+            admitted = &mut admission => admitted,
+            () = ctx.control.aborted() => return Err("Operation aborted".to_string()),
+        };
+        arguments = match admitted {
+            Admission::Run(arguments) => arguments,
+            Admission::Refuse(reason) => return Err(reason),
+        };
+    }
+    if arguments != call.arguments {
+        let schema = crate::output::OutputSchema::new(tool.parameters())
+            .map_err(|err| format!("Tool {} has a schema that cannot check replaced arguments: {err}", call.name))?;
+        schema.validate(&arguments).map_err(|problems| {
+            format!(
+                "A pre-tool hook replaced the arguments of this {} call with ones that do not match its schema: {problems}",
+                call.name
+            )
+        })?;
+    }
+    Ok(arguments)
 }
 
 /// How long a call may go on once the run is stopped: its tool's own stop, cut to what is left

@@ -6,6 +6,9 @@ use super::*;
 
 impl Session {
     pub(super) async fn finish(&mut self, ending: Ending) -> RunResult {
+        for extension in &self.config.extensions {
+            extension.run_ending();
+        }
         self.tool_ctx.leftovers.clean_up();
         self.sync_session();
         let (stop_reason, fatal, limit) = self.conclude(ending);
@@ -91,6 +94,7 @@ impl Session {
             elapsed_ms: self.started.elapsed().as_millis() as u64,
             used: None,
             budget_limit: None,
+            tool_name: None,
         };
         let limits = &self.config.limits;
         match ending {
@@ -120,7 +124,16 @@ impl Session {
                     budget_limit,
                     ..limit(kind)
                 };
-                (RunStopReason::Budget, None, Some(reached))
+                (RunStopReason::BudgetExceeded, None, Some(reached))
+            }
+            Ending::RepeatedFailures { tool, failures } => {
+                let reached = LimitReached {
+                    used: Some(f64::from(failures)),
+                    budget_limit: limits.max_repeated_failures.map(f64::from),
+                    tool_name: Some(tool),
+                    ..limit(LimitKind::RepeatedFailures)
+                };
+                (RunStopReason::RepeatedFailures, None, Some(reached))
             }
             Ending::Aborted => match self.config.control.reason() {
                 Some(AbortReason::Timeout) => {
@@ -169,9 +182,10 @@ impl Session {
         match stop_reason {
             RunStopReason::Stop => ExitStatus::Ok,
             RunStopReason::Length | RunStopReason::Error => ExitStatus::Failed,
-            RunStopReason::MaxTurns | RunStopReason::Timeout | RunStopReason::Budget => {
-                ExitStatus::Limit
-            }
+            RunStopReason::MaxTurns
+            | RunStopReason::Timeout
+            | RunStopReason::BudgetExceeded
+            | RunStopReason::RepeatedFailures => ExitStatus::Limit,
             RunStopReason::Aborted => self
                 .config
                 .control
@@ -189,7 +203,9 @@ impl Session {
                 target: &self.state.target,
             },
             (None, Some(limit)) => Failure::Limit(limit),
-            (None, None) => Failure::Aborted(self.config.control.reason()),
+            (None, None) => {
+                Failure::Aborted(self.config.control.reason(), self.config.control.note())
+            }
         };
         self.config
             .secrets

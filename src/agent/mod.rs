@@ -19,6 +19,7 @@ mod connect;
 mod conversation;
 mod ending;
 mod execute;
+mod failures;
 mod finish;
 mod phase;
 mod prompt;
@@ -131,6 +132,7 @@ pub async fn run(config: RunConfig, prompt: String, sink: Box<dyn EventSink>) ->
                 .into_iter()
                 .filter_map(|line| emit_status(&emitter, line)),
         );
+        extension.attach(&emitter);
         extension.start();
     }
 
@@ -214,6 +216,8 @@ struct RunState {
     target: String,
     /// Compaction summaries requested so far (they number their request ids).
     summaries: u32,
+    /// Tool calls that keep failing (`--max-repeated-failures`).
+    failures: failures::RepeatedFailures,
 }
 
 struct Session {
@@ -255,6 +259,8 @@ enum Ending {
     MaxTurns,
     /// A tool-call, token or cost budget is used up.
     Budget(LimitKind),
+    /// The same call of `tool` failed `failures` times (`--max-repeated-failures`).
+    RepeatedFailures { tool: String, failures: u32 },
 }
 
 impl Session {
@@ -306,6 +312,7 @@ impl Session {
                 .confinement
                 .as_ref()
                 .map(|c| c.policy.clone()),
+            edit_scope: config.tools.edit_scope.clone(),
         };
         Session {
             config,

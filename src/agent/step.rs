@@ -195,6 +195,30 @@ impl Session {
         {
             return Step::Finish(ending);
         }
+        if let Some((tool, failures)) = self
+            .config
+            .limits
+            .max_repeated_failures
+            .and_then(|max| self.state.failures.reached(max))
+        {
+            return Step::Finish(Ending::RepeatedFailures {
+                tool: tool.to_string(),
+                failures,
+            });
+        }
+        // Steering from outside joins the conversation here, before the next request (the
+        // first request goes out with the prompt alone).
+        if turn.index > 0 {
+            let steering: Vec<String> = self
+                .config
+                .extensions
+                .iter()
+                .flat_map(|e| e.take_steering())
+                .collect();
+            for message in steering {
+                self.add_user_message(message);
+            }
+        }
         let elapsed = self.config.budget_start.elapsed();
         let notes = self.state.budgets.warnings(
             &self.config.limits,
@@ -281,7 +305,7 @@ impl Session {
         self.state.failed_requests = requests;
         let ending = match judge(end, stop, error_text, !calls.is_empty()) {
             Answer::Ending(ending) => Some(ending),
-            Answer::Final => self.final_answer(assistant_index),
+            Answer::Final => self.go_on_or_end(assistant_index),
             Answer::Calls => None,
         };
         match ending {
@@ -295,6 +319,20 @@ impl Session {
                 serving,
             }),
         }
+    }
+
+    /// An answer without tool calls ends the run, unless a message from outside waits: steering
+    /// (taken at the next check) or a follow-up (added now).
+    fn go_on_or_end(&mut self, assistant_index: usize) -> Option<Ending> {
+        let extensions = &self.config.extensions;
+        if extensions.iter().any(|e| e.steering_waiting()) {
+            return None;
+        }
+        if let Some(follow_up) = extensions.iter().find_map(|e| e.take_follow_up()) {
+            self.add_user_message(follow_up);
+            return None;
+        }
+        self.final_answer(assistant_index)
     }
 
     /// `turn_start`, and with the first turn the prompt's own events.
@@ -384,6 +422,9 @@ impl Session {
         };
         let results = execute_calls(&exec, &pending.calls).await;
         self.state.stats.tool_results += results.len() as u32;
+        for (call, result) in pending.calls.iter().zip(&results) {
+            self.state.failures.record(call, result.is_error);
+        }
         let results: Vec<Message> = results.into_iter().map(Message::ToolResult).collect();
         for result in &results {
             self.persist(result);

@@ -115,15 +115,63 @@ pub struct RunArgs {
     #[arg(long, env = "WORKER_MAX_TOTAL_TOKENS", value_name = "N")]
     pub max_total_tokens: Option<u64>,
 
-    /// US dollars the run may spend, by the price table (exit 3); at 80% the model is told to
-    /// wrap up.
+    /// US dollars the run may spend, by the price table (exit 3, stop reason budget_exceeded);
+    /// at 80% the model is told to wrap up.
     #[arg(
         long,
         env = "WORKER_MAX_COST",
         value_name = "USD",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        visible_alias = "max-cost-usd"
     )]
     pub max_cost: Option<f64>,
+
+    /// End the run (exit 3, stop reason repeated_failures) when the same tool with the same
+    /// arguments has failed this many times with no success of that call in between.
+    #[arg(long, env = "WORKER_MAX_REPEATED_FAILURES", value_name = "N")]
+    pub max_repeated_failures: Option<u32>,
+
+    /// Where write, edit and hashline_edit may change files: globs relative to --cwd
+    /// (repeatable; a directory covers what is under it). A write elsewhere is refused with a
+    /// reason the model can act on.
+    #[arg(long, value_name = "GLOB")]
+    pub edit_scope: Vec<String>,
+
+    /// Read control commands from stdin as JSON lines (stdin is the only source): the prompt
+    /// first ({"type":"prompt","message":...}) unless given as the argument, then steer,
+    /// follow_up, abort and decide. Each command is answered by a control_ack line.
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub control: Option<crate::live::ControlSource>,
+
+    /// Tools whose calls wait for an approval before they run (comma-separated names or globs,
+    /// e.g. bash,write,github_*): a decide command (--control stdin), else the pre-tool hooks,
+    /// decide; without either it is a usage error.
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
+    pub approve_tools: Option<Vec<String>>,
+
+    /// How long a call waits for its approval before it is denied.
+    #[arg(long, default_value_t = FlagDuration(crate::live::DEFAULT_APPROVAL_TIMEOUT), value_name = "DURATION")]
+    pub approval_timeout: FlagDuration,
+
+    /// A program run before every tool call, with Claude Code's PreToolUse hook contract (JSON
+    /// on stdin; exit 0 allows unless its output denies or replaces the input, exit 2 denies
+    /// with stderr as the reason, anything else denies). Repeatable: every hook must allow.
+    #[arg(long, value_name = "CMD")]
+    pub pre_tool_hook: Vec<String>,
+
+    /// A program run after every tool call with the PostToolUse shape (tool_response added),
+    /// for audit; it cannot change the result. Repeatable.
+    #[arg(long, value_name = "CMD")]
+    pub post_tool_hook: Vec<String>,
+
+    /// How long a hook program may run before it is killed (a pre-tool hook that times out
+    /// denies the call).
+    #[arg(long, default_value_t = FlagDuration(crate::live::DEFAULT_HOOK_TIMEOUT), value_name = "DURATION")]
+    pub hook_timeout: FlagDuration,
+
+    /// Print a heartbeat line when nothing else was written for this long (off by default).
+    #[arg(long, value_name = "DURATION")]
+    pub heartbeat: Option<FlagDuration>,
 
     /// The model's context window in tokens, for compaction [default: what the server lists
     /// (max_model_len), else a built-in table of hosted models, else no compaction]

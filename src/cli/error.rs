@@ -111,6 +111,12 @@ pub enum UsageError {
     /// The web search settings.
     #[error(transparent)]
     WebSearch(#[from] WebError),
+    /// `--edit-scope`.
+    #[error(transparent)]
+    EditScope(#[from] crate::tools::EditScopeError),
+    /// The live-control flags (`--control`, `--approve-tools`, the hooks, `--heartbeat`).
+    #[error(transparent)]
+    Live(#[from] crate::live::LiveError),
     /// A blank `--skill`.
     #[error("--skill requires a non-empty path")]
     EmptySkillPath,

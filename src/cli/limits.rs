@@ -50,6 +50,10 @@ pub(super) fn limits(
         ("--max-total-tokens", args.max_total_tokens),
         ("--max-tokens", args.max_tokens.map(u64::from)),
         ("--context-window", args.context_window),
+        (
+            "--max-repeated-failures",
+            args.max_repeated_failures.map(u64::from),
+        ),
     ];
     for (flag, value) in counts {
         if value == Some(0) {
@@ -72,6 +76,7 @@ pub(super) fn limits(
         max_tool_calls: args.max_tool_calls,
         max_total_tokens: args.max_total_tokens,
         max_cost: args.max_cost,
+        max_repeated_failures: args.max_repeated_failures,
         context_window: args.context_window,
     };
     Ok((limits, warning))

@@ -35,7 +35,7 @@ pub use error::UsageError;
 pub use limits::LimitsError;
 pub use model::{ModelError, parse_model};
 pub use pi_agent::PiSettingsError;
-pub use prompt::{InvalidPrompt, PromptError, read_prompt};
+pub use prompt::{InvalidPrompt, PromptError, read_prompt, read_prompt_command};
 
 /// The run's configuration and the warnings found on the way (reported, not fatal).
 ///
@@ -45,6 +45,7 @@ pub fn build_config(
     args: &RunArgs,
     env: &dyn Env,
     secrets: &Secrets,
+    commands: Option<crate::live::CommandLines>,
 ) -> Result<(RunConfig, Vec<String>), UsageError> {
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let (model, sources) = model_and_keys(args, env, secrets)?;
@@ -68,6 +69,7 @@ pub fn build_config(
             .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
     }
     add_observers(args, env, &mut config, &mut warnings)?;
+    add_live_control(args, commands, &mut config)?;
     // Checked again by the run; checking here keeps the error a usage error.
     let mut available = if config.tools.builtin {
         crate::tools::ToolSet::all_builtin()
@@ -193,6 +195,10 @@ fn run_settings(
                 .filter(|n| !n.is_empty())
                 .collect()
         }),
+        edit_scope: match args.edit_scope.as_slice() {
+            [] => None,
+            patterns => Some(Arc::new(crate::tools::EditScope::new(&config.cwd, patterns)?)),
+        },
     };
     let (run_limits, retry_warning) = limits::limits(args, &pi_settings.retry)?;
     config.limits = run_limits;
@@ -282,6 +288,45 @@ fn sandbox_settings(args: &RunArgs) -> crate::sandbox::Settings {
 
 /// The extensions that watch the run: telemetry, then the Dynamo bridge (with its serving
 /// hints; the serving flags are a warning for a model Dynamo does not serve).
+/// Live control (`--control`, `--approve-tools`, hooks, `--heartbeat`), when any is asked for.
+fn add_live_control(
+    args: &RunArgs,
+    commands: Option<crate::live::CommandLines>,
+    config: &mut RunConfig,
+) -> Result<(), UsageError> {
+    let settings = crate::live::LiveSettings {
+        approve_tools: args
+            .approve_tools
+            .iter()
+            .flatten()
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .collect(),
+        approval_timeout: args.approval_timeout.0,
+        pre_tool_hooks: args.pre_tool_hook.clone(),
+        post_tool_hooks: args.post_tool_hook.clone(),
+        hook_timeout: args.hook_timeout.0,
+        heartbeat: args.heartbeat.map(|every| every.0),
+    };
+    let wanted = commands.is_some()
+        || !settings.approve_tools.is_empty()
+        || !settings.pre_tool_hooks.is_empty()
+        || !settings.post_tool_hooks.is_empty()
+        || settings.heartbeat.is_some();
+    if !wanted {
+        return Ok(());
+    }
+    let live = crate::live::Live::new(
+        settings,
+        commands,
+        config.control.clone(),
+        config.session_id.as_str(),
+        config.cwd.clone(),
+    )?;
+    config.extensions.push(Arc::new(live));
+    Ok(())
+}
+
 fn add_observers(
     args: &RunArgs,
     env: &dyn Env,

@@ -54,6 +54,57 @@ pub enum InvalidPrompt {
     /// stdin could not be read.
     #[error("cannot read stdin: {0}")]
     Unreadable(#[source] std::io::Error),
+    /// `--control stdin`: the first line is not a prompt command.
+    #[error("--control stdin: {0}")]
+    NotAPromptCommand(String),
+}
+
+/// The prompt of a `--control stdin` run: the argument, else the first command, which must be
+/// `{"type":"prompt","message":…}`; `budget` (the run's `--timeout`) bounds the wait for it.
+/// The lines after it are the run's commands.
+pub fn read_prompt_command(
+    argument: Option<&str>,
+    lines: &crate::live::CommandLines,
+    budget: Option<Duration>,
+) -> Result<String, PromptError> {
+    use crate::live::{Command, Next};
+    if let Some(argument) = argument.filter(|text| !text.trim().is_empty()) {
+        return Ok(argument.to_string());
+    }
+    let deadline = budget.map(|budget| Instant::now() + budget);
+    let not_a_prompt = |why: String| PromptError::Invalid(InvalidPrompt::NotAPromptCommand(why));
+    loop {
+        let wait = deadline.map(|end| end.saturating_duration_since(Instant::now()));
+        let line = match lines.next(wait) {
+            Next::Line(line) => line,
+            Next::Closed => {
+                return Err(not_a_prompt(
+                    "stdin ended before the first command, {\"type\":\"prompt\",\"message\":…}"
+                        .to_string(),
+                ));
+            }
+            Next::TimedOut => return Err(PromptError::TimedOut(budget.unwrap_or_default())),
+        };
+        if let Some(problem) = line.problem() {
+            return Err(not_a_prompt(format!("the first command: {problem}")));
+        }
+        let crate::live::Line::Text(text) = line else {
+            continue;
+        };
+        match Command::parse(&text) {
+            None => {}
+            Some(Ok(Command::Prompt { message, .. })) => return Ok(message),
+            Some(Ok(other)) => {
+                return Err(not_a_prompt(format!(
+                    "the first command must be {{\"type\":\"prompt\",\"message\":…}}, not {:?}",
+                    other.name()
+                )));
+            }
+            Some(Err(not)) => {
+                return Err(not_a_prompt(format!("the first command: {}", not.error)));
+            }
+        }
+    }
 }
 
 /// Reads the prompt; `budget` (the run's `--timeout`) bounds the wait for stdin's EOF.

@@ -292,6 +292,8 @@ pub struct ToolSelection {
     pub builtin: bool,
     /// `--tools`: only these, from everything available (opt-in tools included).
     pub allow: Option<Vec<String>>,
+    /// `--edit-scope`: where the file tools may write; `None`: anywhere they otherwise may.
+    pub edit_scope: Option<Arc<crate::tools::EditScope>>,
 }
 
 impl Default for ToolSelection {
@@ -299,6 +301,7 @@ impl Default for ToolSelection {
         ToolSelection {
             builtin: true,
             allow: None,
+            edit_scope: None,
         }
     }
 }
@@ -331,6 +334,9 @@ pub struct Limits {
     pub max_total_tokens: Option<u64>,
     /// US dollars per run.
     pub max_cost: Option<f64>,
+    /// The same tool call (same tool, same arguments) may fail this many times before the run
+    /// stops.
+    pub max_repeated_failures: Option<u32>,
     /// The model's context window in tokens (else the server's listing or the built-in table).
     pub context_window: Option<u64>,
 }
@@ -349,6 +355,7 @@ impl Default for Limits {
             max_tool_calls: None,
             max_total_tokens: None,
             max_cost: None,
+            max_repeated_failures: None,
             context_window: None,
         }
     }

@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -76,6 +76,8 @@ struct Inner {
     closed: bool,
     on_close: Option<CloseHook>,
     line: Vec<u8>,
+    /// When the last line was written (a heartbeat fills silences, never a busy stream).
+    last_write: Instant,
 }
 
 impl Inner {
@@ -101,6 +103,7 @@ impl Inner {
             self.records.push(value);
         }
         self.line.push(b'\n');
+        self.last_write = Instant::now();
         if self.sink.write_line(&self.line).is_err() {
             self.closed = true;
             if let Some(hook) = self.on_close.take() {
@@ -130,6 +133,7 @@ impl Emitter {
                 closed: false,
                 on_close: None,
                 line: Vec::with_capacity(1024),
+                last_write: Instant::now(),
             })),
             session_id: Arc::from(session_id.into()),
         }
@@ -166,6 +170,11 @@ impl Emitter {
             session_id: &self.session_id,
             timestamp: &timestamp,
         });
+    }
+
+    /// How long it has been since the last line was written.
+    pub fn quiet_for(&self) -> Duration {
+        self.inner.lock_or_recover().last_write.elapsed()
     }
 
     /// True once the sink has failed.

@@ -19,6 +19,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+mod control;
 mod dynamo;
 mod emitter;
 mod message;
@@ -28,6 +29,10 @@ mod schema;
 mod serving;
 mod status;
 
+pub use control::{
+    ApprovalBy, ApprovalRequested, ApprovalResolved, ControlAbort, ControlAck, Heartbeat,
+    HookDecision, HookResult,
+};
 pub use dynamo::{SessionFinal, ToolEventsTarget, TraceStatus, TraceSummary};
 pub use emitter::{CollectorSink, Emitter, EventSink, StdoutSink, now_millis, now_rfc3339};
 pub use message::*;
@@ -299,6 +304,18 @@ pub enum Event<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         structured_output: Option<&'a Value>,
     },
+    /// The answer to one line of `--control stdin`.
+    ControlAck(&'a ControlAck),
+    /// An `abort` command stopped the run; the terminal events follow.
+    ControlAbort(&'a ControlAbort),
+    /// A tool call waits for an approval (`--approve-tools`, or a hook that asked).
+    ApprovalRequested(&'a ApprovalRequested),
+    /// An approval was resolved: allowed or denied, and by whom.
+    ApprovalResolved(&'a ApprovalResolved),
+    /// A `--pre-tool-hook` program decided on a call.
+    HookResult(&'a HookResult),
+    /// Nothing else was written for `--heartbeat`.
+    Heartbeat(&'a Heartbeat),
     /// An output the run was asked to write (`--trace-file`, `--record`,
     /// `--output-last-message`, the session file) is incomplete: once per output, after
     /// `agent_end` and right before `usage_snapshot`; the exit code is 4.

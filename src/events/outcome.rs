@@ -16,14 +16,17 @@ pub enum RunStopReason {
     Length,
     /// The model or its API failed: exit 1.
     Error,
-    /// A signal or a closed stdout stopped the run: exit 130 / 143 / 141.
+    /// An `abort` command, a signal or a closed stdout stopped the run: exit 5 / 130 / 143 /
+    /// 141.
     Aborted,
     /// `--max-turns` stopped the run: exit 3.
     MaxTurns,
     /// `--timeout` stopped the run: exit 3.
     Timeout,
     /// `--max-tool-calls`, `--max-total-tokens` or `--max-cost` stopped the run: exit 3.
-    Budget,
+    BudgetExceeded,
+    /// The same tool call failed `--max-repeated-failures` times: exit 3.
+    RepeatedFailures,
 }
 
 /// `budget_warning`: a budget is 80% used.
@@ -61,10 +64,13 @@ pub struct LimitReached {
     /// For a budget: how much was used, and the limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub used: Option<f64>,
-    /// The budget's limit, in its unit (tool calls, tokens or US dollars); only for
-    /// `max_tool_calls`, `max_total_tokens` and `max_cost`.
+    /// The budget's limit, in its unit (tool calls, tokens, US dollars or failures); only for
+    /// `max_tool_calls`, `max_total_tokens`, `max_cost` and `repeated_failures`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_limit: Option<f64>,
+    /// The tool whose same call kept failing; only for `repeated_failures`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
 }
 
 /// A configured limit on a run.
@@ -79,8 +85,11 @@ pub enum LimitKind {
     MaxToolCalls,
     /// `--max-total-tokens`: tokens over every model request (`usage_snapshot.stats.tokens.total`).
     MaxTotalTokens,
-    /// `--max-cost`: US dollars spent (`usage_snapshot.stats.cost`).
+    /// `--max-cost` / `--max-cost-usd`: US dollars spent (`usage_snapshot.stats.cost`).
     MaxCost,
+    /// `--max-repeated-failures`: the same tool with the same arguments failed that many
+    /// times, with no success of that call in between.
+    RepeatedFailures,
 }
 
 /// Serialized as `{kind, name, message}`: `name` is the kind as an error class name

@@ -36,6 +36,7 @@ mod ls;
 mod multi_grep;
 pub mod paths;
 mod read;
+mod scope;
 mod services;
 pub mod truncate;
 mod walk;
@@ -45,6 +46,7 @@ pub use bash::Leftovers;
 pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
 pub use multi_grep::MultiGrepTool;
+pub use scope::{EditScope, EditScopeError};
 pub use services::{
     Approval, ApprovalRequest, Approver, BudgetLimits, ChildOutcome, ChildRunError, ChildRuns,
     ChildTask, Remaining, RunServices,
@@ -100,6 +102,8 @@ pub struct ToolContext {
     pub bash: BashSettings,
     /// Set when a sandbox confines commands: the file tools keep to the same rules.
     pub policy: Option<Arc<access::PathPolicy>>,
+    /// `--edit-scope`: where the file tools may write.
+    pub edit_scope: Option<Arc<EditScope>>,
 }
 
 impl ToolContext {
@@ -113,6 +117,11 @@ impl ToolContext {
         let path = paths::resolve(&self.cwd, raw)?;
         if let Some(policy) = &self.policy {
             policy.check(&path, access)?;
+        }
+        if access == access::Access::Write
+            && let Some(scope) = &self.edit_scope
+        {
+            scope.check(&path)?;
         }
         Ok(path)
     }

@@ -80,6 +80,7 @@ pub(crate) mod testing {
                 leftovers: Leftovers::default(),
                 bash: BashSettings::default(),
                 policy: None,
+                edit_scope: None,
             };
             Harness { dir, updates, ctx }
         }

@@ -33,6 +33,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "events",
             "extension",
             "ids",
+            "input_file",
             "secrets",
             "sync",
             "text",

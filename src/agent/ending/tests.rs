@@ -44,13 +44,14 @@ fn each_way_to_fail_reads_as_a_sentence() {
         elapsed_ms: 5,
         used: None,
         budget_limit: None,
+        tool_name: None,
     };
     assert_eq!(
         failure_line(Failure::Limit(&limit)),
         "limit reached: max turns 20 (the model wanted to go on)"
     );
     assert_eq!(
-        failure_line(Failure::Aborted(Some(AbortReason::Terminate))),
+        failure_line(Failure::Aborted(Some(AbortReason::Terminate), None)),
         "terminated by SIGTERM"
     );
 }

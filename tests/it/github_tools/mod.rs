@@ -62,6 +62,7 @@ impl Gh {
             leftovers: Leftovers::default(),
             bash: BashSettings::default(),
             policy: None,
+            edit_scope: None,
         };
         tool.execute(args, ctx)
             .await

@@ -1,0 +1,116 @@
+//! Answering the controller: each line read after the prompt becomes one `control_ack`, in
+//! order, and what the command asks is done before the answer is written, so an `ok` means
+//! it is queued, decided or stopping.
+
+use std::sync::Arc;
+
+use super::approval::Decision;
+use super::command::{Command, NotACommand};
+use super::lines::Next;
+use super::{Phase, Shared};
+use crate::control::AbortReason;
+use crate::events::{ControlAbort, ControlAck, Event};
+use crate::sync::LockExt;
+
+/// Answers the controller's lines on a thread of its own until they end.
+pub(super) fn listen(shared: Arc<Shared>) {
+    let listener = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name("control".into())
+        .spawn(move || {
+            let shared = listener;
+            let Some(lines) = shared.commands.clone() else {
+                return;
+            };
+            while let Next::Line(line) = lines.next(None) {
+                let parsed = match line.problem() {
+                    Some(error) => Some(Err(NotACommand {
+                        command: None,
+                        id: None,
+                        error,
+                    })),
+                    None => match &line {
+                        super::Line::Text(text) => Command::parse(text),
+                        _ => None,
+                    },
+                };
+                match parsed {
+                    None => {}
+                    Some(Ok(command)) => handle(&shared, command),
+                    Some(Err(not)) => shared.emit(&Event::ControlAck(&ControlAck {
+                        command: not.command,
+                        id: not.id,
+                        ok: false,
+                        error: Some(not.error),
+                    })),
+                }
+            }
+        });
+    if let Err(err) = spawned {
+        shared
+            .warnings
+            .lock_or_recover()
+            .push(format!("cannot read control commands: {err}"));
+    }
+}
+
+/// Does what `command` asks and answers it.
+pub(super) fn handle(shared: &Shared, command: Command) {
+    let name = command.name().to_string();
+    let id = command.id().map(str::to_string);
+    let answer = |result: Result<(), String>| {
+        shared.emit(&Event::ControlAck(&ControlAck {
+            command: Some(name.clone()),
+            id: id.clone(),
+            ok: result.is_ok(),
+            error: result.err(),
+        }));
+    };
+    let phase = match shared.phase() {
+        Phase::Running if shared.control.is_aborted() => Phase::Stopping,
+        phase => phase,
+    };
+    match command {
+        Command::Abort { reason, .. } => {
+            if phase == Phase::Ended {
+                return answer(Err("the run has ended".to_string()));
+            }
+            answer(Ok(()));
+            if shared.control.is_aborted() {
+                // A second stop while the first winds down: end now.
+                shared.control.hurry();
+                return;
+            }
+            shared.advance(Phase::Stopping);
+            shared.emit(&Event::ControlAbort(&ControlAbort {
+                reason: reason.clone(),
+            }));
+            shared
+                .control
+                .abort_with_note(AbortReason::Command, reason);
+        }
+        _ if phase == Phase::Ended => answer(Err("the run has ended".to_string())),
+        _ if phase == Phase::Stopping => answer(Err("the run is stopping".to_string())),
+        Command::Prompt { .. } => answer(Err(
+            "the run already has its prompt: send steer or follow_up".to_string(),
+        )),
+        Command::Steer { message, .. } => {
+            shared.inbox.lock_or_recover().steering.push(message);
+            answer(Ok(()));
+        }
+        Command::FollowUp { message, .. } => {
+            shared.inbox.lock_or_recover().follow_ups.push_back(message);
+            answer(Ok(()));
+        }
+        Command::Decide {
+            id: approval,
+            allow,
+            reason,
+        } => answer(
+            shared
+                .approvals
+                .decide(&approval, Decision { allow, reason })
+                .map_err(|err| err.to_string()),
+        ),
+    }
+}
