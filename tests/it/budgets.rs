@@ -65,7 +65,7 @@ fn at_100_percent_the_run_stops_with_the_budget_named() {
         (limit["used"].as_f64(), limit["budgetLimit"].as_f64()),
         (Some(3.0), Some(3.0))
     );
-    assert_eq!(run.first("agent_end")["stopReason"], "budget");
+    assert_eq!(run.first("agent_end")["stopReason"], "budget_exceeded");
     assert_eq!(run.stderr, "worker: limit reached: max tool calls 3\n");
 
     // Tokens: every answer uses 1000, so the second turn crosses 1500.

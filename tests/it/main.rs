@@ -23,6 +23,7 @@ mod faults;
 mod github_profiles;
 mod github_tools;
 mod golden;
+mod guardian;
 mod lifecycle;
 mod model_server;
 mod output_schema;

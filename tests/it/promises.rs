@@ -115,7 +115,7 @@ fn max_cost_stops_a_run_that_spends_past_it() {
     let used = limit["used"].as_f64().unwrap();
     assert!((used - 1.2).abs() < 1e-9, "{limit}");
     assert_eq!(limit["budgetLimit"].as_f64(), Some(1.0));
-    assert_eq!(run.first("agent_end")["stopReason"], "budget");
+    assert_eq!(run.first("agent_end")["stopReason"], "budget_exceeded");
     assert_eq!(
         run.stderr,
         "worker: limit reached: max cost 1 USD (spent 1.2000)\n"
