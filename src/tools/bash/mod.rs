@@ -19,6 +19,7 @@ mod output;
 mod process;
 
 pub use process::Leftovers;
+pub(crate) use process::die_with_worker;
 
 use super::args::Number;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};

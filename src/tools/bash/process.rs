@@ -74,14 +74,39 @@ pub(super) fn spawn(
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .process_group(0);
+    if let Some(fd) = watchdog {
+        // SAFETY: `register` runs in the forked child before exec and only calls `write` on a
+        // stack buffer, touching no locks or allocations.
+        unsafe {
+            std_cmd.pre_exec(move || {
+                register(fd);
+                Ok(())
+            });
+        }
+    }
+    die_with_worker(&mut std_cmd);
+    let mut cmd = Command::from(std_cmd);
+    cmd.kill_on_drop(true);
+    let child = cmd.spawn()?;
+    // Dropping `cmd` closed our copies of the write end: EOF now means every writer is gone.
+    drop(cmd);
+    let pgid = Pid::from_raw(child.id().map_or(0, u32::cast_signed));
+    let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    Ok(Spawned {
+        child,
+        output,
+        pgid,
+    })
+}
+
+/// Makes the child die (SIGKILL) when the worker dies, so a worker killed without a chance to
+/// clean up leaves no command running. Also used for hook programs.
+pub(crate) fn die_with_worker(std_cmd: &mut std::process::Command) {
     let parent = std::process::id().cast_signed();
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe calls (prctl, getppid, raise), touching no locks or allocations.
     unsafe {
         std_cmd.pre_exec(move || {
-            if let Some(fd) = watchdog {
-                register(fd);
-            }
             #[cfg(target_os = "linux")]
             {
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
@@ -95,18 +120,6 @@ pub(super) fn spawn(
             Ok(())
         });
     }
-    let mut cmd = Command::from(std_cmd);
-    cmd.kill_on_drop(true);
-    let child = cmd.spawn()?;
-    // Dropping `cmd` closed our copies of the write end: EOF now means every writer is gone.
-    drop(cmd);
-    let pgid = Pid::from_raw(child.id().map_or(0, u32::cast_signed));
-    let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-    Ok(Spawned {
-        child,
-        output,
-        pgid,
-    })
 }
 
 /// Writes `+PID\n` (this process leads its own group) to the watchdog, with nothing but a
