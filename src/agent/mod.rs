@@ -260,7 +260,10 @@ enum Ending {
     /// A tool-call, token or cost budget is used up.
     Budget(LimitKind),
     /// The same call of `tool` failed `failures` times (`--max-repeated-failures`).
-    RepeatedFailures { tool: String, failures: u32 },
+    RepeatedFailures {
+        tool: String,
+        failures: u32,
+    },
 }
 
 impl Session {

@@ -197,7 +197,10 @@ fn run_settings(
         }),
         edit_scope: match args.edit_scope.as_slice() {
             [] => None,
-            patterns => Some(Arc::new(crate::tools::EditScope::new(&config.cwd, patterns)?)),
+            patterns => Some(Arc::new(crate::tools::EditScope::new(
+                &config.cwd,
+                patterns,
+            )?)),
         },
     };
     let (run_limits, retry_warning) = limits::limits(args, &pi_settings.retry)?;

@@ -228,6 +228,14 @@ pub fn convert(text: &str) -> (Value, Summary) {
                     tool.clone(),
                 ));
             }
+            "control" => {
+                let control = &record["control"];
+                let kind = control["type"].as_str().unwrap_or("control");
+                events.push(json!({
+                    "ph": "i", "s": "t", "cat": "control", "name": kind,
+                    "ts": event_time * 1000.0, "pid": pid, "tid": tid, "args": control.clone(),
+                }));
+            }
             _ => summary.skipped_lines += 1,
         }
     }

@@ -47,7 +47,14 @@ pub(super) async fn admit(shared: &Shared, call: &ToolCall, input: Value) -> Adm
         ),
         None => (true, None),
     };
-    resolve(shared, call, &next_id(shared), allow, reason.clone(), ApprovalBy::Hook);
+    resolve(
+        shared,
+        call,
+        &next_id(shared),
+        allow,
+        reason.clone(),
+        ApprovalBy::Hook,
+    );
     match reason {
         Some(reason) if !allow => Admission::Refuse(reason),
         _ => Admission::Run(input),
@@ -139,7 +146,11 @@ async fn ask_controller(
         None => {
             shared.approvals.close(&id);
             if shared.control.is_aborted() {
-                (false, Some("the run was stopped".to_string()), ApprovalBy::Abort)
+                (
+                    false,
+                    Some("the run was stopped".to_string()),
+                    ApprovalBy::Abort,
+                )
             } else {
                 let waited = humantime::format_duration(shared.approval_timeout);
                 (

@@ -185,7 +185,11 @@ async fn a_listed_tool_waits_for_its_decision() {
             let sink = h.sink.clone();
             move || {
                 for _ in 0..500 {
-                    if let Some(line) = sink.lines().iter().find(|l| l.contains("approval_requested")) {
+                    if let Some(line) = sink
+                        .lines()
+                        .iter()
+                        .find(|l| l.contains("approval_requested"))
+                    {
                         return serde_json::from_str::<Value>(line).unwrap();
                     }
                     std::thread::sleep(Duration::from_millis(10));
@@ -209,9 +213,7 @@ async fn a_listed_tool_waits_for_its_decision() {
     let (admission, ()) = tokio::join!(admitted, decide);
     assert_eq!(
         admission,
-        Admission::Refuse(
-            "The github_create_issue call was denied: no pushes today".to_string()
-        )
+        Admission::Refuse("The github_create_issue call was denied: no pushes today".to_string())
     );
     let resolved = h.wait_for("approval_resolved", 1);
     assert_eq!(resolved[0]["allow"], false);
@@ -317,6 +319,10 @@ async fn a_heartbeat_fills_a_silence_and_only_a_silence() {
     assert!(beats[0]["quietMs"].as_u64().unwrap() >= 100);
     live.run_ending();
     tokio::time::sleep(Duration::from_millis(250)).await;
-    let after = sink.lines().iter().filter(|l| l.contains("\"heartbeat\"")).count();
+    let after = sink
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"heartbeat\""))
+        .count();
     assert_eq!(after, beats.len(), "no heartbeat after the loop ends");
 }

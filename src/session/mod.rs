@@ -245,6 +245,32 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// Records a note of the run's control (a controller's answer, an approval, a hook's
+    /// decision) as Pi's custom entry, `customType` `worker.<kind>`: kept beside the
+    /// conversation, never part of what the model is sent on resume.
+    pub fn append_note(
+        &mut self,
+        kind: &str,
+        at_unix_ms: u64,
+        data: &serde_json::Value,
+    ) -> std::io::Result<()> {
+        let id = self.fresh_id();
+        let mut entry = serde_json::json!({
+            "type": "custom",
+            "id": id,
+            "parentId": self.leaf,
+            "timestamp": now_rfc3339(),
+            "customType": format!("worker.{kind}"),
+            "data": {"atUnixMs": at_unix_ms, "record": data},
+        });
+        self.secrets.redact_value(&mut entry);
+        let mut line = serde_json::to_vec(&entry)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.leaf = Some(id);
+        Ok(())
+    }
+
     /// Makes what was written durable (at each turn end).
     pub fn sync(&mut self) -> std::io::Result<()> {
         self.file.sync_data()

@@ -16,6 +16,7 @@ mod attacks;
 mod budgets;
 mod cli;
 mod compaction;
+mod control_records;
 mod dynamo_bridge;
 mod dynamo_e2e;
 mod event_schema;
