@@ -61,6 +61,15 @@ pub fn build_config(
     warnings.extend(retry_warning);
     add_tool_extensions(args, env, &mut config, &mut warnings)?;
     config.sandbox = sandbox_settings(args);
+    if let Some(scope) = &config.tools.edit_scope {
+        config.sandbox.write_scope = scope.directories();
+        if config.sandbox.write_scope.is_none() && args.sandbox == crate::sandbox::Backend::Linux {
+            warnings.push(format!(
+                "--edit-scope {}: not every glob names a directory, so commands (bash) can still write anywhere in --cwd; the file tools keep to the globs",
+                scope.patterns().join(",")
+            ));
+        }
+    }
     if args.sandbox == crate::sandbox::Backend::Linux {
         config.sandbox.confinement = Some(confine(args, env, &config)?);
     } else {
@@ -284,13 +293,12 @@ fn sandbox_settings(args: &RunArgs) -> crate::sandbox::Settings {
         allow_hosts: (!args.allow_host.is_empty()).then(|| args.allow_host.clone()),
         no_network: args.no_network,
         max_processes: None,
+        write_scope: None,
         confinement: None,
         launcher: None,
     }
 }
 
-/// The extensions that watch the run: telemetry, then the Dynamo bridge (with its serving
-/// hints; the serving flags are a warning for a model Dynamo does not serve).
 /// Live control (`--control`, `--approve-tools`, hooks, `--heartbeat`), when any is asked for.
 fn add_live_control(
     args: &RunArgs,
@@ -330,6 +338,8 @@ fn add_live_control(
     Ok(())
 }
 
+/// The extensions that watch the run: telemetry, then the Dynamo bridge (with its serving
+/// hints; the serving flags are a warning for a model Dynamo does not serve).
 fn add_observers(
     args: &RunArgs,
     env: &dyn Env,
