@@ -216,6 +216,12 @@ pub trait Extension: Send + Sync {
     /// its own while the run goes on (answers to a controller, heartbeats) keeps `stream`.
     fn attach(&self, _stream: &Emitter) {}
 
+    /// Who decides the approvals tools ask for themselves (`RunServices::approve`); the first
+    /// extension that has one does. Without any, every such approval is refused.
+    fn approver(&self) -> Option<Arc<dyn crate::tools::Approver>> {
+        None
+    }
+
     /// Messages for the model from outside the run (a controller's steering), taken at the safe
     /// point before the next model request; each becomes a user message.
     fn take_steering(&self) -> Vec<String> {

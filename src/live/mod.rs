@@ -282,6 +282,10 @@ impl Extension for Live {
         }
     }
 
+    fn approver(&self) -> Option<Arc<dyn crate::tools::Approver>> {
+        Some(Arc::new(gate::Approvals(self.shared.clone())))
+    }
+
     fn take_steering(&self) -> Vec<String> {
         std::mem::take(&mut self.shared.inbox.lock_or_recover().steering)
     }

@@ -326,3 +326,59 @@ async fn a_heartbeat_fills_a_silence_and_only_a_silence() {
         .count();
     assert_eq!(after, beats.len(), "no heartbeat after the loop ends");
 }
+
+#[tokio::test]
+async fn a_tool_asking_for_itself_gets_the_same_approval_or_a_refusal_without_a_controller() {
+    use crate::tools::{Approval, ApprovalRequest};
+    let mut h = harness(settings());
+    let approver = h.live.approver().unwrap();
+    let request = ApprovalRequest {
+        tool: "mcp_deploy".into(),
+        call_id: "call_9".into(),
+        action: "deploy to production".into(),
+    };
+    let mut writer = h.writer.take().unwrap();
+    let sink = h.sink.clone();
+    let decide = tokio::task::spawn_blocking(move || {
+        for _ in 0..500 {
+            if let Some(line) = sink
+                .lines()
+                .iter()
+                .find(|l| l.contains("approval_requested"))
+            {
+                let requested: Value = serde_json::from_str(line).unwrap();
+                assert_eq!(
+                    requested["input"],
+                    json!({"action": "deploy to production"})
+                );
+                assert_eq!(requested["toolName"], "mcp_deploy");
+                let id = requested["id"].as_str().unwrap();
+                writeln!(writer, r#"{{"type":"decide","id":"{id}","allow":true}}"#).unwrap();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("no approval_requested");
+    });
+    assert_eq!(approver.approve(&request).await, Approval::Granted);
+    decide.await.unwrap();
+
+    let quiet = Live::new(
+        LiveSettings {
+            heartbeat: Some(Duration::from_secs(60)),
+            ..settings()
+        },
+        None,
+        RunControl::new(),
+        "s",
+        std::env::temp_dir(),
+    )
+    .unwrap();
+    assert_eq!(
+        quiet.approver().unwrap().approve(&request).await,
+        Approval::Refused {
+            reason: "mcp_deploy needs an approval and this run has no controller to ask (--control stdin)"
+                .into()
+        }
+    );
+}
