@@ -24,6 +24,11 @@ fn settings() -> LiveSettings {
     }
 }
 
+/// Live control without a controller (no `--control`).
+fn without_controller(settings: LiveSettings) -> Result<Live, LiveError> {
+    Live::new(settings, None, RunControl::new(), "s", std::env::temp_dir())
+}
+
 fn harness(settings: LiveSettings) -> Harness {
     let (reader, writer) = std::io::pipe().unwrap();
     let lines = CommandLines::spawn(std::io::BufReader::new(reader)).unwrap();
@@ -257,29 +262,17 @@ async fn an_approval_without_a_decision_is_denied_at_its_timeout_or_on_abort() {
 
 #[test]
 fn approvals_nobody_can_give_are_a_usage_error() {
-    let err = Live::new(
-        LiveSettings {
-            approve_tools: vec!["bash".into()],
-            ..settings()
-        },
-        None,
-        RunControl::new(),
-        "s",
-        std::env::temp_dir(),
-    )
+    let err = without_controller(LiveSettings {
+        approve_tools: vec!["bash".into()],
+        ..settings()
+    })
     .err()
     .unwrap();
     assert!(matches!(err, LiveError::NoDecider), "{err}");
-    let zero = Live::new(
-        LiveSettings {
-            heartbeat: Some(Duration::ZERO),
-            ..settings()
-        },
-        None,
-        RunControl::new(),
-        "s",
-        std::env::temp_dir(),
-    )
+    let zero = without_controller(LiveSettings {
+        heartbeat: Some(Duration::ZERO),
+        ..settings()
+    })
     .err()
     .unwrap();
     assert_eq!(zero.to_string(), "--heartbeat must be longer than 0");
@@ -287,17 +280,10 @@ fn approvals_nobody_can_give_are_a_usage_error() {
 
 #[tokio::test]
 async fn a_heartbeat_fills_a_silence_and_only_a_silence() {
-    let (_reader, _writer) = std::io::pipe().unwrap();
-    let live = Live::new(
-        LiveSettings {
-            heartbeat: Some(Duration::from_millis(100)),
-            ..settings()
-        },
-        None,
-        RunControl::new(),
-        "s",
-        std::env::temp_dir(),
-    )
+    let live = without_controller(LiveSettings {
+        heartbeat: Some(Duration::from_millis(100)),
+        ..settings()
+    })
     .unwrap();
     let sink = CollectorSink::default();
     let stream = Emitter::new(Box::new(sink.clone()), "s", false);
@@ -363,16 +349,10 @@ async fn a_tool_asking_for_itself_gets_the_same_approval_or_a_refusal_without_a_
     assert_eq!(approver.approve(&request).await, Approval::Granted);
     decide.await.unwrap();
 
-    let quiet = Live::new(
-        LiveSettings {
-            heartbeat: Some(Duration::from_secs(60)),
-            ..settings()
-        },
-        None,
-        RunControl::new(),
-        "s",
-        std::env::temp_dir(),
-    )
+    let quiet = without_controller(LiveSettings {
+        heartbeat: Some(Duration::from_secs(60)),
+        ..settings()
+    })
     .unwrap();
     assert_eq!(
         quiet.approver().unwrap().approve(&request).await,
