@@ -8,7 +8,12 @@
 //! - telemetry: `--otel` with a collector that answers, with its port refused, and with one
 //!   that accepts connections and never answers (the bounded flush at exit);
 //! - `WORKER_BASELINE_BIN`: another build to compare against, e.g. one without the `otel`
-//!   feature (`scripts/bench-telemetry-off.sh` builds it and runs this).
+//!   feature (`scripts/bench-telemetry-off.sh` builds it and runs this);
+//! - live control: `--control stdin` with the prompt as its first command and no other (what
+//!   an orchestrator pays for keeping the channel open), and `--heartbeat`.
+//!
+//! Then a steer: sent while a 200 ms bash call runs, it must reach the very next model request
+//! (one turn), and the time from the call's end to that request is reported.
 //!
 //! `BENCH_RUNS` sets the number of runs (default 30).
 
@@ -57,6 +62,8 @@ struct Variant {
     args: Vec<String>,
     /// Run only every fifth round: a dead-collector case measures a bound, not noise.
     sparse: bool,
+    /// What is written to stdin; `None`: the prompt as text.
+    stdin: Option<Vec<u8>>,
     samples: Vec<Sample>,
 }
 
@@ -67,8 +74,14 @@ impl Variant {
             binary: binary.to_string(),
             args,
             sparse,
+            stdin: None,
             samples: Vec::new(),
         }
+    }
+
+    fn with_stdin(mut self, stdin: Vec<u8>) -> Variant {
+        self.stdin = Some(stdin);
+        self
     }
 }
 
@@ -168,10 +181,24 @@ fn main() {
             otel(&black_hole_url),
             true,
         ),
+        Variant::new(
+            "--control stdin, no commands",
+            &worker,
+            vec!["--control".to_string(), "stdin".to_string()],
+            false,
+        )
+        .with_stdin(prompt_command(prompt)),
+        Variant::new(
+            "--heartbeat 1s",
+            &worker,
+            vec!["--heartbeat".to_string(), "1s".to_string()],
+            false,
+        ),
     ]);
 
     for variant in &variants {
-        let (_, code, _) = measure(task(&variant.binary, &variant.args), prompt);
+        let input = variant.stdin.as_deref().unwrap_or(prompt);
+        let (_, code, _) = measure(task(&variant.binary, &variant.args), input);
         assert_eq!(code, 0, "{} failed", variant.label);
     }
 
@@ -194,7 +221,8 @@ fn main() {
                 continue;
             }
             mock.clear_requests();
-            let (sample, code, started) = measure(task(&variant.binary, &variant.args), prompt);
+            let input = variant.stdin.as_deref().unwrap_or(prompt);
+            let (sample, code, started) = measure(task(&variant.binary, &variant.args), input);
             assert_eq!(code, 0, "{} failed", variant.label);
             if i == 0 {
                 let requests = mock.requests();
@@ -273,4 +301,77 @@ fn main() {
             variant.samples.len()
         );
     }
+    steer(&worker, workspace.path(), runs.min(10));
+}
+
+/// The prompt as the first command of `--control stdin`.
+fn prompt_command(prompt: &[u8]) -> Vec<u8> {
+    let message = String::from_utf8_lossy(prompt);
+    let mut line =
+        serde_json::to_vec(&serde_json::json!({"type": "prompt", "message": message})).unwrap();
+    line.push(b'\n');
+    line
+}
+
+/// A steer sent while a bash call runs reaches the next model request: the time from the
+/// call's end (its `tool_execution_end` line) to that request, over `runs` runs.
+fn steer(worker: &str, cwd: &std::path::Path, runs: usize) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let mock = MockLlm::start_cycling(vec![
+        call("c1", "bash", r#"{"command":"sleep 0.2"}"#),
+        answer("steered"),
+    ]);
+    let mut latencies = Vec::new();
+    for _ in 0..runs {
+        mock.clear_requests();
+        let mut child = Command::new(worker)
+            .args(["run", "--model", "dynamo/mock-model", "--no-context-files"])
+            .args(["--no-session", "--control", "stdin"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DYNAMO_BASE_URL", &mock.url)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(&prompt_command(b"run the command"))
+            .unwrap();
+        let mut ended = None;
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if line.contains(r#""type":"tool_execution_start""#) {
+                stdin
+                    .write_all(b"{\"type\":\"steer\",\"message\":\"stop and answer\"}\n")
+                    .unwrap();
+            }
+            if line.contains(r#""type":"tool_execution_end""#) {
+                ended = Some(std::time::Instant::now());
+            }
+        }
+        drop(stdin);
+        assert!(child.wait().unwrap().success(), "the steered run failed");
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 2, "the steer rides the next request");
+        let last = requests[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            last["content"], "stop and answer",
+            "one turn after the steer"
+        );
+        latencies.push(ms(requests[1].at.duration_since(ended.unwrap())));
+    }
+    println!(
+        "\nsteer during a 200 ms bash call: delivered with the next request in {runs}/{runs} runs; \
+         call end to that request {:.2}ms (median)",
+        median(latencies)
+    );
 }

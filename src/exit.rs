@@ -83,7 +83,9 @@ impl ExitStatus {
             ExitStatus::Usage => {
                 "usage or configuration error before the run (message on stderr, nothing on stdout)"
             }
-            ExitStatus::Limit => "a limit stopped the run (--max-turns, --timeout, a budget, --max-repeated-failures)",
+            ExitStatus::Limit => {
+                "a limit stopped the run (--max-turns, --timeout, a budget, --max-repeated-failures)"
+            }
             ExitStatus::OutputIncomplete => {
                 "an output file could not be written in full (--trace-file, --record, \
                  --output-last-message, the session file); output_error and stderr say which"

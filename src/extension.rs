@@ -110,6 +110,21 @@ pub enum Admission {
     Refuse(String),
 }
 
+/// A record of the run's control (an answer to a controller, an approval, a hook's decision)
+/// that the run keeps beside its conversation: in the session file, as an OTEL span event and
+/// in the trace file. An extension that writes such records hands them over with
+/// [`Extension::take_notes`]; the loop redacts them and gives them to every extension
+/// ([`Extension::noted`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunNote {
+    /// The record's `type`, as on stdout (`control_ack`, `approval_resolved`, ...).
+    pub kind: &'static str,
+    /// When it was written, in Unix milliseconds.
+    pub at_unix_ms: u64,
+    /// The record's fields, as on stdout.
+    pub data: serde_json::Value,
+}
+
 /// What [`Extension::finish`] returns: the future of the lines it prints at the end.
 pub type Finish<'a> = BoxFuture<'a, Vec<StatusLine>>;
 
@@ -201,6 +216,12 @@ pub trait Extension: Send + Sync {
     /// its own while the run goes on (answers to a controller, heartbeats) keeps `stream`.
     fn attach(&self, _stream: &Emitter) {}
 
+    /// Who decides the approvals tools ask for themselves (`RunServices::approve`); the first
+    /// extension that has one does. Without any, every such approval is refused.
+    fn approver(&self) -> Option<Arc<dyn crate::tools::Approver>> {
+        None
+    }
+
     /// Messages for the model from outside the run (a controller's steering), taken at the safe
     /// point before the next model request; each becomes a user message.
     fn take_steering(&self) -> Vec<String> {
@@ -233,6 +254,16 @@ pub trait Extension: Send + Sync {
     fn after_call<'a>(&'a self, _call: &'a ToolCall, _ending: ToolEnding<'a>) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
+
+    /// Records written since the last call, oldest first; the loop takes them at its safe
+    /// points, after each batch of tool calls and at the end.
+    fn take_notes(&self) -> Vec<RunNote> {
+        Vec::new()
+    }
+
+    /// A record another extension wrote (already redacted), to keep where this one keeps the
+    /// run's records.
+    fn noted(&self, _note: &RunNote) {}
 
     /// The loop is over: the run takes no more input. Called before the closing lines.
     fn run_ending(&self) {}

@@ -177,8 +177,7 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
     for extension in ctx.extensions {
         tool_ctx.bash.env.extend(extension.call_env(call));
     }
-    let mut run =
-        Box::pin(AssertUnwindSafe(tool.execute(arguments, tool_ctx)).catch_unwind());
+    let mut run = Box::pin(AssertUnwindSafe(tool.execute(arguments, tool_ctx)).catch_unwind());
     let stopped = async {
         ctx.control.aborted().await;
         tokio::time::sleep(stop_grace(tool.as_ref(), ctx.deadline)).await;
@@ -236,8 +235,12 @@ async fn admit(ctx: &ExecContext<'_>, call: &ToolCall, tool: &dyn Tool) -> Resul
         };
     }
     if arguments != call.arguments {
-        let schema = crate::output::OutputSchema::new(tool.parameters())
-            .map_err(|err| format!("Tool {} has a schema that cannot check replaced arguments: {err}", call.name))?;
+        let schema = crate::output::OutputSchema::new(tool.parameters()).map_err(|err| {
+            format!(
+                "Tool {} has a schema that cannot check replaced arguments: {err}",
+                call.name
+            )
+        })?;
         schema.validate(&arguments).map_err(|problems| {
             format!(
                 "A pre-tool hook replaced the arguments of this {} call with ones that do not match its schema: {problems}",

@@ -9,6 +9,7 @@ impl Session {
         for extension in &self.config.extensions {
             extension.run_ending();
         }
+        self.keep_notes();
         self.tool_ctx.leftovers.clean_up();
         self.sync_session();
         let (stop_reason, fatal, limit) = self.conclude(ending);

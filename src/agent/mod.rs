@@ -260,7 +260,10 @@ enum Ending {
     /// A tool-call, token or cost budget is used up.
     Budget(LimitKind),
     /// The same call of `tool` failed `failures` times (`--max-repeated-failures`).
-    RepeatedFailures { tool: String, failures: u32 },
+    RepeatedFailures {
+        tool: String,
+        failures: u32,
+    },
 }
 
 impl Session {
@@ -270,17 +273,21 @@ impl Session {
             None => (None, Vec::new(), 0),
         };
         let request_ids = RequestIds::new(&session_id, prior_entries);
+        let mut services = RunServices::new(
+            config.control.clone(),
+            config.limits.timeout.map(|t| config.budget_start + t),
+            BudgetLimits {
+                tool_calls: config.limits.max_tool_calls,
+                tokens: config.limits.max_total_tokens,
+                cost: config.limits.max_cost,
+            },
+        );
+        if let Some(approver) = config.extensions.iter().find_map(|e| e.approver()) {
+            services = services.with_approver(approver);
+        }
         let tool_ctx = ToolContext {
             cwd: Arc::new(config.cwd.clone()),
-            run: RunServices::new(
-                config.control.clone(),
-                config.limits.timeout.map(|t| config.budget_start + t),
-                BudgetLimits {
-                    tool_calls: config.limits.max_tool_calls,
-                    tokens: config.limits.max_total_tokens,
-                    cost: config.limits.max_cost,
-                },
-            ),
+            run: services,
             progress: Arc::new(|_| {}),
             files: FileLocks::default(),
             leftovers: Leftovers::default(),

@@ -164,6 +164,31 @@ impl Session {
         }
     }
 
+    /// The records extensions wrote since the last call (a controller's answers, approvals,
+    /// hooks' decisions), redacted: saved in the session file and handed to every extension.
+    pub(super) fn keep_notes(&mut self) {
+        let mut notes: Vec<crate::extension::RunNote> = self
+            .config
+            .extensions
+            .iter()
+            .flat_map(|e| e.take_notes())
+            .collect();
+        if notes.is_empty() {
+            return;
+        }
+        for note in &mut notes {
+            self.config.secrets.redact_value(&mut note.data);
+            if let Some(writer) = &mut self.session
+                && let Err(err) = writer.append_note(note.kind, note.at_unix_ms, &note.data)
+            {
+                self.session_failed(err);
+            }
+            for extension in &self.config.extensions {
+                extension.noted(note);
+            }
+        }
+    }
+
     /// Makes the session durable (turn ends, and the end of the run).
     pub(super) fn sync_session(&mut self) {
         if let Some(writer) = &mut self.session

@@ -189,6 +189,7 @@ impl Session {
     }
 
     fn check(&mut self, plan: &Plan<'_>, turn: &Turn) -> Step {
+        self.keep_notes();
         let aborted = self.config.control.is_aborted();
         if let Some(ending) =
             stop_before_turn(aborted, &self.config.limits, &self.state.stats, turn.index)
@@ -421,6 +422,7 @@ impl Session {
             deadline: self.tool_ctx.run.deadline(),
         };
         let results = execute_calls(&exec, &pending.calls).await;
+        self.keep_notes();
         self.state.stats.tool_results += results.len() as u32;
         for (call, result) in pending.calls.iter().zip(&results) {
             self.state.failures.record(call, result.is_error);

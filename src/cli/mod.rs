@@ -22,11 +22,13 @@ pub mod compat;
 mod credentials;
 mod error;
 mod limits;
+mod live;
 pub mod manual;
 mod model;
 mod pi_agent;
 mod prompt;
 pub mod reference;
+mod sandbox;
 mod tool_names;
 
 pub use args::{Cli, Command, RunArgs, TraceCommand};
@@ -60,16 +62,25 @@ pub fn build_config(
     warnings.extend(sources.pi_settings.warnings);
     warnings.extend(retry_warning);
     add_tool_extensions(args, env, &mut config, &mut warnings)?;
-    config.sandbox = sandbox_settings(args);
+    config.sandbox = sandbox::sandbox_settings(args);
+    if let Some(scope) = &config.tools.edit_scope {
+        config.sandbox.write_scope = scope.directories();
+        if config.sandbox.write_scope.is_none() && args.sandbox == crate::sandbox::Backend::Linux {
+            warnings.push(format!(
+                "--edit-scope {}: not every glob names a directory, so commands (bash) can still write anywhere in --cwd; the file tools keep to the globs",
+                scope.patterns().join(",")
+            ));
+        }
+    }
     if args.sandbox == crate::sandbox::Backend::Linux {
-        config.sandbox.confinement = Some(confine(args, env, &config)?);
+        config.sandbox.confinement = Some(sandbox::confine(args, env, &config)?);
     } else {
         config.sandbox.launcher = std::env::current_exe()
             .ok()
             .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
     }
     add_observers(args, env, &mut config, &mut warnings)?;
-    add_live_control(args, commands, &mut config)?;
+    live::add_live_control(args, commands, &mut config)?;
     // Checked again by the run; checking here keeps the error a usage error.
     let mut available = if config.tools.builtin {
         crate::tools::ToolSet::all_builtin()
@@ -197,7 +208,10 @@ fn run_settings(
         }),
         edit_scope: match args.edit_scope.as_slice() {
             [] => None,
-            patterns => Some(Arc::new(crate::tools::EditScope::new(&config.cwd, patterns)?)),
+            patterns => Some(Arc::new(crate::tools::EditScope::new(
+                &config.cwd,
+                patterns,
+            )?)),
         },
     };
     let (run_limits, retry_warning) = limits::limits(args, &pi_settings.retry)?;
@@ -273,60 +287,8 @@ fn add_tool_extensions(
     Ok(())
 }
 
-fn sandbox_settings(args: &RunArgs) -> crate::sandbox::Settings {
-    crate::sandbox::Settings {
-        backend: args.sandbox,
-        image: args.sandbox_image.clone(),
-        env: args.sandbox_env.clone(),
-        allow_hosts: (!args.allow_host.is_empty()).then(|| args.allow_host.clone()),
-        no_network: args.no_network,
-        max_processes: None,
-        confinement: None,
-        launcher: None,
-    }
-}
-
 /// The extensions that watch the run: telemetry, then the Dynamo bridge (with its serving
 /// hints; the serving flags are a warning for a model Dynamo does not serve).
-/// Live control (`--control`, `--approve-tools`, hooks, `--heartbeat`), when any is asked for.
-fn add_live_control(
-    args: &RunArgs,
-    commands: Option<crate::live::CommandLines>,
-    config: &mut RunConfig,
-) -> Result<(), UsageError> {
-    let settings = crate::live::LiveSettings {
-        approve_tools: args
-            .approve_tools
-            .iter()
-            .flatten()
-            .map(|name| name.trim().to_string())
-            .filter(|name| !name.is_empty())
-            .collect(),
-        approval_timeout: args.approval_timeout.0,
-        pre_tool_hooks: args.pre_tool_hook.clone(),
-        post_tool_hooks: args.post_tool_hook.clone(),
-        hook_timeout: args.hook_timeout.0,
-        heartbeat: args.heartbeat.map(|every| every.0),
-    };
-    let wanted = commands.is_some()
-        || !settings.approve_tools.is_empty()
-        || !settings.pre_tool_hooks.is_empty()
-        || !settings.post_tool_hooks.is_empty()
-        || settings.heartbeat.is_some();
-    if !wanted {
-        return Ok(());
-    }
-    let live = crate::live::Live::new(
-        settings,
-        commands,
-        config.control.clone(),
-        config.session_id.as_str(),
-        config.cwd.clone(),
-    )?;
-    config.extensions.push(Arc::new(live));
-    Ok(())
-}
-
 fn add_observers(
     args: &RunArgs,
     env: &dyn Env,
@@ -399,50 +361,6 @@ fn add_observers(
         config.extensions.push(std::sync::Arc::new(bridge));
     }
     Ok(())
-}
-
-/// Sets up `--sandbox linux`, or says why it cannot be (a usage error: exit 2, before any
-/// event).
-fn confine(
-    args: &RunArgs,
-    env: &dyn Env,
-    config: &RunConfig,
-) -> Result<crate::sandbox::Confinement, UsageError> {
-    if args.sandbox_image.is_some() {
-        return Err(UsageError::SandboxImage);
-    }
-    if !args.allow_host.is_empty() && args.no_network {
-        return Err(UsageError::AllowHostWithoutNetwork);
-    }
-    let max_processes = match env.get(crate::sandbox::linux::MAX_PROCESSES_VAR) {
-        None => None,
-        Some(raw) => Some(
-            raw.trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n >= 8)
-                .ok_or_else(|| UsageError::MaxProcesses { value: raw.clone() })?,
-        ),
-    };
-    let settings = crate::sandbox::Settings {
-        max_processes,
-        ..config.sandbox.clone()
-    };
-    let mut extra: Vec<PathBuf> = args.sandbox_hide.clone();
-    extra.extend(args.auth_file.clone());
-    extra.extend(env.get("GITHUB_APP_PRIVATE_KEY_PATH").map(PathBuf::from));
-    // worker's own git credential store (written for the GitHub tools' clones and pushes).
-    extra.push(crate::github::git::credentials_path(env));
-    let hidden =
-        crate::sandbox::hidden_paths(env.get("HOME").map(PathBuf::from).as_deref(), &extra);
-    crate::sandbox::Confinement::prepare(
-        &settings,
-        &config.cwd,
-        hidden,
-        env.get(crate::sandbox::linux::ASSUME_MISSING_VAR)
-            .as_deref(),
-    )
-    .map_err(UsageError::from)
 }
 
 /// The environment, with one variable given a value when it has none.

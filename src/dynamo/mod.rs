@@ -364,6 +364,29 @@ impl Extension for DynamoBridge {
             agent_context: &self.settings.identity,
             request: Some(metrics),
             tool: None,
+            control: None,
+        });
+    }
+
+    fn noted(&self, note: &crate::extension::RunNote) {
+        let Some(trace) = &self.trace else { return };
+        let mut record = serde_json::json!({"type": note.kind});
+        if let (Some(into), serde_json::Value::Object(fields)) =
+            (record.as_object_mut(), &note.data)
+        {
+            into.extend(fields.clone());
+        }
+        trace.write(&AgentTraceRecord {
+            head: records::RecordHead {
+                schema: records::AGENT_SCHEMA,
+                event_type: EventType::Control,
+                event_time_unix_ms: note.at_unix_ms,
+            },
+            event_source: "harness",
+            agent_context: &self.settings.identity,
+            request: None,
+            tool: None,
+            control: Some(record),
         });
     }
 

@@ -228,6 +228,7 @@ pub fn convert(text: &str) -> (Value, Summary) {
                     tool.clone(),
                 ));
             }
+            "control" => events.push(control_instant(&record["control"], pid, tid, event_time)),
             _ => summary.skipped_lines += 1,
         }
     }
@@ -266,6 +267,16 @@ pub fn convert(text: &str) -> (Value, Summary) {
         json!({"traceEvents": metadata, "displayTimeUnit": "ms"}),
         summary,
     )
+}
+
+/// A control record (a controller's answer, an approval, a hook's decision) as an instant
+/// event on its trajectory's track, named by its type, at `time` (Unix ms).
+fn control_instant(control: &Value, pid: usize, tid: usize, time: f64) -> Value {
+    let kind = control["type"].as_str().unwrap_or("control");
+    json!({
+        "ph": "i", "s": "t", "cat": "control", "name": kind,
+        "ts": time * 1000.0, "pid": pid, "tid": tid, "args": control.clone(),
+    })
 }
 
 fn place(record: &Value) -> Option<Place> {

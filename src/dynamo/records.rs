@@ -34,6 +34,9 @@ pub enum EventType {
     ToolEnd,
     /// A tool call returned an error, or was cancelled (`error_type` says how).
     ToolError,
+    /// A record of the run's control: a controller's command answered, an approval, a
+    /// hook's decision (written by worker only to its own trace file).
+    Control,
 }
 
 /// `tool.status` on the wire: where the call stands.
@@ -168,6 +171,9 @@ pub struct AgentTraceRecord<'a> {
     /// The tool call; on tool rows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'a ToolEvent>,
+    /// The control record (its `type` and fields, as on stdout); on `control` rows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<serde_json::Value>,
 }
 
 /// `dynamo.request.trace.v1` tool-event ingress.
@@ -202,6 +208,7 @@ impl<'a> AgentTraceRecord<'a> {
             event_source: "harness",
             agent_context: identity,
             request: None,
+            control: None,
             tool: Some(tool),
         }
     }

@@ -43,7 +43,10 @@ impl Approvals {
     pub(super) fn open(&self) -> (String, oneshot::Receiver<Decision>) {
         let id = format!("approval-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let (sender, receiver) = oneshot::channel();
-        self.state.lock_or_recover().waiting.insert(id.clone(), sender);
+        self.state
+            .lock_or_recover()
+            .waiting
+            .insert(id.clone(), sender);
         (id, receiver)
     }
 

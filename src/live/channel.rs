@@ -85,9 +85,7 @@ pub(super) fn handle(shared: &Shared, command: Command) {
             shared.emit(&Event::ControlAbort(&ControlAbort {
                 reason: reason.clone(),
             }));
-            shared
-                .control
-                .abort_with_note(AbortReason::Command, reason);
+            shared.control.abort_with_note(AbortReason::Command, reason);
         }
         _ if phase == Phase::Ended => answer(Err("the run has ended".to_string())),
         _ if phase == Phase::Stopping => answer(Err("the run is stopping".to_string())),

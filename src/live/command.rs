@@ -117,7 +117,10 @@ impl Command {
                 error: "a command is a JSON object with a \"type\"".to_string(),
             }));
         };
-        let kind = object.get("type").and_then(Value::as_str).map(str::to_string);
+        let kind = object
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let id = object.get("id").and_then(|id| match id {
             Value::String(text) => Some(text.clone()),
             Value::Number(number) => Some(number.to_string()),
@@ -148,7 +151,9 @@ impl Command {
             | Command::FollowUp { message, .. }
                 if message.trim().is_empty() =>
             {
-                Err(not_a_command(format!("{name} needs a non-empty \"message\"")))
+                Err(not_a_command(format!(
+                    "{name} needs a non-empty \"message\""
+                )))
             }
             _ => Ok(command),
         })

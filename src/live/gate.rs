@@ -34,7 +34,14 @@ pub(super) async fn admit(shared: &Shared, call: &ToolCall, input: Value) -> Adm
         return Admission::Run(input);
     }
     if shared.commands.is_some() {
-        return ask_controller(shared, call, input, asked.flatten()).await;
+        let subject = Subject {
+            call_id: call.id.as_str(),
+            tool: &call.name,
+        };
+        return match ask_controller(shared, subject, &input, asked.flatten()).await {
+            Ok(()) => Admission::Run(input),
+            Err(denied) => Admission::Refuse(denied),
+        };
     }
     // No controller: the hooks decide, and a hook that asked has no one to ask.
     let (allow, reason) = match asked {
@@ -47,10 +54,53 @@ pub(super) async fn admit(shared: &Shared, call: &ToolCall, input: Value) -> Adm
         ),
         None => (true, None),
     };
-    resolve(shared, call, &next_id(shared), allow, reason.clone(), ApprovalBy::Hook);
+    let subject = Subject {
+        call_id: call.id.as_str(),
+        tool: &call.name,
+    };
+    resolve(
+        shared,
+        &subject,
+        &next_id(shared),
+        allow,
+        reason.clone(),
+        ApprovalBy::Hook,
+    );
     match reason {
         Some(reason) if !allow => Admission::Refuse(reason),
         _ => Admission::Run(input),
+    }
+}
+
+/// The approvals a tool asks for itself ([`crate::tools::RunServices::approve`]): the same
+/// request to the controller as a listed tool's call; without a controller, refused.
+pub(super) struct Approvals(pub std::sync::Arc<Shared>);
+
+impl crate::tools::Approver for Approvals {
+    fn approve<'a>(
+        &'a self,
+        request: &'a crate::tools::ApprovalRequest,
+    ) -> futures_util::future::BoxFuture<'a, crate::tools::Approval> {
+        use crate::tools::Approval;
+        Box::pin(async move {
+            if self.0.commands.is_none() {
+                return Approval::Refused {
+                    reason: format!(
+                        "{} needs an approval and this run has no controller to ask (--control stdin)",
+                        request.tool
+                    ),
+                };
+            }
+            let subject = Subject {
+                call_id: &request.call_id,
+                tool: &request.tool,
+            };
+            let input = serde_json::json!({ "action": request.action });
+            match ask_controller(&self.0, subject, &input, None).await {
+                Ok(()) => Approval::Granted,
+                Err(reason) => Approval::Refused { reason },
+            }
+        })
     }
 }
 
@@ -113,18 +163,25 @@ async fn run_pre_hooks(
     Ok((input, asked))
 }
 
-/// Asks the controller and waits for its `decide`, the timeout or an abort.
-async fn ask_controller(
+/// What an approval is for: a call of a tool.
+pub(super) struct Subject<'a> {
+    pub call_id: &'a str,
+    pub tool: &'a str,
+}
+
+/// Asks the controller and waits for its `decide`, the timeout or an abort; `Err` is the
+/// denial, as the model reads it.
+pub(super) async fn ask_controller(
     shared: &Shared,
-    call: &ToolCall,
-    input: Value,
+    subject: Subject<'_>,
+    input: &Value,
     reason: Option<String>,
-) -> Admission {
+) -> Result<(), String> {
     let (id, decision) = shared.approvals.open();
     shared.emit(&Event::ApprovalRequested(&ApprovalRequested {
         id: id.clone(),
-        tool_call_id: call.id.as_str().to_string(),
-        tool_name: call.name.clone(),
+        tool_call_id: subject.call_id.to_string(),
+        tool_name: subject.tool.to_string(),
         input: input.clone(),
         timeout_ms: shared.approval_timeout.as_millis() as u64,
         reason,
@@ -139,7 +196,11 @@ async fn ask_controller(
         None => {
             shared.approvals.close(&id);
             if shared.control.is_aborted() {
-                (false, Some("the run was stopped".to_string()), ApprovalBy::Abort)
+                (
+                    false,
+                    Some("the run was stopped".to_string()),
+                    ApprovalBy::Abort,
+                )
             } else {
                 let waited = humantime::format_duration(shared.approval_timeout);
                 (
@@ -150,19 +211,19 @@ async fn ask_controller(
             }
         }
     };
-    resolve(shared, call, &id, allow, reason.clone(), by);
+    resolve(shared, &subject, &id, allow, reason.clone(), by);
     if allow {
-        return Admission::Run(input);
+        return Ok(());
     }
-    Admission::Refuse(match reason {
-        Some(reason) => format!("The {} call was denied: {reason}", call.name),
-        None => format!("The {} call was denied by the operator", call.name),
+    Err(match reason {
+        Some(reason) => format!("The {} call was denied: {reason}", subject.tool),
+        None => format!("The {} call was denied by the operator", subject.tool),
     })
 }
 
 fn resolve(
     shared: &Shared,
-    call: &ToolCall,
+    subject: &Subject<'_>,
     id: &str,
     allow: bool,
     reason: Option<String>,
@@ -170,7 +231,7 @@ fn resolve(
 ) {
     shared.emit(&Event::ApprovalResolved(&ApprovalResolved {
         id: id.to_string(),
-        tool_call_id: call.id.as_str().to_string(),
+        tool_call_id: subject.call_id.to_string(),
         allow,
         reason,
         by,

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::control::RunControl;
 use crate::events::{Emitter, Event, ToolCall};
-use crate::extension::{Admission, Extension, Finish, RunOutcome, StatusLine, ToolEnding};
+use crate::extension::{Admission, Extension, Finish, RunNote, RunOutcome, StatusLine, ToolEnding};
 use crate::sync::LockExt;
 
 mod approval;
@@ -126,6 +126,8 @@ struct Shared {
     phase: AtomicU8,
     /// Post-hook failures, reported as warnings at the end.
     warnings: Mutex<Vec<String>>,
+    /// Records for the session file, OTEL and the trace file, until the loop takes them.
+    notes: Mutex<Vec<RunNote>>,
     /// Stops the heartbeat.
     done: CancellationToken,
 }
@@ -192,6 +194,7 @@ impl Live {
                 approvals: approval::Approvals::default(),
                 phase: AtomicU8::new(Phase::Running as u8),
                 warnings: Mutex::new(Vec::new()),
+                notes: Mutex::new(Vec::new()),
                 done: CancellationToken::new(),
             }),
         })
@@ -230,15 +233,45 @@ impl Shared {
         self.phase.fetch_max(to as u8, Ordering::SeqCst);
     }
 
-    /// Writes a line, while the stream is attached.
+    /// Writes a line, while the stream is attached, and keeps it as a note of the run (a
+    /// heartbeat is only for the stream).
     fn emit(&self, event: &Event<'_>) {
-        if let Some(stream) = self.stream.lock_or_recover().as_ref() {
-            stream.emit(event);
+        let Some(stream) = self.stream.lock_or_recover().clone() else {
+            return;
+        };
+        stream.emit(event);
+        if matches!(event, Event::Heartbeat(_)) {
+            return;
+        }
+        if let Ok(serde_json::Value::Object(mut data)) = serde_json::to_value(event)
+            && let Some(serde_json::Value::String(kind)) = data.remove("type")
+        {
+            self.notes.lock_or_recover().push(RunNote {
+                kind: note_kind(&kind),
+                at_unix_ms: crate::events::now_millis(),
+                data: serde_json::Value::Object(data),
+            });
         }
     }
 }
 
+/// The `type` of a record this module writes, as a static name.
+fn note_kind(kind: &str) -> &'static str {
+    match kind {
+        "control_ack" => "control_ack",
+        "control_abort" => "control_abort",
+        "approval_requested" => "approval_requested",
+        "approval_resolved" => "approval_resolved",
+        "hook_result" => "hook_result",
+        _ => "control",
+    }
+}
+
 impl Extension for Live {
+    fn take_notes(&self) -> Vec<RunNote> {
+        std::mem::take(&mut *self.shared.notes.lock_or_recover())
+    }
+
     fn attach(&self, stream: &Emitter) {
         *self.shared.stream.lock_or_recover() = Some(stream.clone());
         if self.shared.commands.is_some() {
@@ -247,6 +280,10 @@ impl Extension for Live {
         if let Some(every) = self.shared.heartbeat {
             heartbeat::start(self.shared.clone(), stream.clone(), every);
         }
+    }
+
+    fn approver(&self) -> Option<Arc<dyn crate::tools::Approver>> {
+        Some(Arc::new(gate::Approvals(self.shared.clone())))
     }
 
     fn take_steering(&self) -> Vec<String> {
@@ -261,7 +298,11 @@ impl Extension for Live {
         self.shared.inbox.lock_or_recover().follow_ups.pop_front()
     }
 
-    fn admit<'a>(&'a self, call: &'a ToolCall, input: serde_json::Value) -> BoxFuture<'a, Admission> {
+    fn admit<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        input: serde_json::Value,
+    ) -> BoxFuture<'a, Admission> {
         Box::pin(gate::admit(&self.shared, call, input))
     }
 

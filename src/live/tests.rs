@@ -24,6 +24,11 @@ fn settings() -> LiveSettings {
     }
 }
 
+/// Live control without a controller (no `--control`).
+fn without_controller(settings: LiveSettings) -> Result<Live, LiveError> {
+    Live::new(settings, None, RunControl::new(), "s", std::env::temp_dir())
+}
+
 fn harness(settings: LiveSettings) -> Harness {
     let (reader, writer) = std::io::pipe().unwrap();
     let lines = CommandLines::spawn(std::io::BufReader::new(reader)).unwrap();
@@ -185,7 +190,11 @@ async fn a_listed_tool_waits_for_its_decision() {
             let sink = h.sink.clone();
             move || {
                 for _ in 0..500 {
-                    if let Some(line) = sink.lines().iter().find(|l| l.contains("approval_requested")) {
+                    if let Some(line) = sink
+                        .lines()
+                        .iter()
+                        .find(|l| l.contains("approval_requested"))
+                    {
                         return serde_json::from_str::<Value>(line).unwrap();
                     }
                     std::thread::sleep(Duration::from_millis(10));
@@ -209,9 +218,7 @@ async fn a_listed_tool_waits_for_its_decision() {
     let (admission, ()) = tokio::join!(admitted, decide);
     assert_eq!(
         admission,
-        Admission::Refuse(
-            "The github_create_issue call was denied: no pushes today".to_string()
-        )
+        Admission::Refuse("The github_create_issue call was denied: no pushes today".to_string())
     );
     let resolved = h.wait_for("approval_resolved", 1);
     assert_eq!(resolved[0]["allow"], false);
@@ -255,29 +262,17 @@ async fn an_approval_without_a_decision_is_denied_at_its_timeout_or_on_abort() {
 
 #[test]
 fn approvals_nobody_can_give_are_a_usage_error() {
-    let err = Live::new(
-        LiveSettings {
-            approve_tools: vec!["bash".into()],
-            ..settings()
-        },
-        None,
-        RunControl::new(),
-        "s",
-        std::env::temp_dir(),
-    )
+    let err = without_controller(LiveSettings {
+        approve_tools: vec!["bash".into()],
+        ..settings()
+    })
     .err()
     .unwrap();
     assert!(matches!(err, LiveError::NoDecider), "{err}");
-    let zero = Live::new(
-        LiveSettings {
-            heartbeat: Some(Duration::ZERO),
-            ..settings()
-        },
-        None,
-        RunControl::new(),
-        "s",
-        std::env::temp_dir(),
-    )
+    let zero = without_controller(LiveSettings {
+        heartbeat: Some(Duration::ZERO),
+        ..settings()
+    })
     .err()
     .unwrap();
     assert_eq!(zero.to_string(), "--heartbeat must be longer than 0");
@@ -285,17 +280,10 @@ fn approvals_nobody_can_give_are_a_usage_error() {
 
 #[tokio::test]
 async fn a_heartbeat_fills_a_silence_and_only_a_silence() {
-    let (_reader, _writer) = std::io::pipe().unwrap();
-    let live = Live::new(
-        LiveSettings {
-            heartbeat: Some(Duration::from_millis(100)),
-            ..settings()
-        },
-        None,
-        RunControl::new(),
-        "s",
-        std::env::temp_dir(),
-    )
+    let live = without_controller(LiveSettings {
+        heartbeat: Some(Duration::from_millis(100)),
+        ..settings()
+    })
     .unwrap();
     let sink = CollectorSink::default();
     let stream = Emitter::new(Box::new(sink.clone()), "s", false);
@@ -317,6 +305,60 @@ async fn a_heartbeat_fills_a_silence_and_only_a_silence() {
     assert!(beats[0]["quietMs"].as_u64().unwrap() >= 100);
     live.run_ending();
     tokio::time::sleep(Duration::from_millis(250)).await;
-    let after = sink.lines().iter().filter(|l| l.contains("\"heartbeat\"")).count();
+    let after = sink
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"heartbeat\""))
+        .count();
     assert_eq!(after, beats.len(), "no heartbeat after the loop ends");
+}
+
+#[tokio::test]
+async fn a_tool_asking_for_itself_gets_the_same_approval_or_a_refusal_without_a_controller() {
+    use crate::tools::{Approval, ApprovalRequest};
+    let mut h = harness(settings());
+    let approver = h.live.approver().unwrap();
+    let request = ApprovalRequest {
+        tool: "mcp_deploy".into(),
+        call_id: "call_9".into(),
+        action: "deploy to production".into(),
+    };
+    let mut writer = h.writer.take().unwrap();
+    let sink = h.sink.clone();
+    let decide = tokio::task::spawn_blocking(move || {
+        for _ in 0..500 {
+            if let Some(line) = sink
+                .lines()
+                .iter()
+                .find(|l| l.contains("approval_requested"))
+            {
+                let requested: Value = serde_json::from_str(line).unwrap();
+                assert_eq!(
+                    requested["input"],
+                    json!({"action": "deploy to production"})
+                );
+                assert_eq!(requested["toolName"], "mcp_deploy");
+                let id = requested["id"].as_str().unwrap();
+                writeln!(writer, r#"{{"type":"decide","id":"{id}","allow":true}}"#).unwrap();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("no approval_requested");
+    });
+    assert_eq!(approver.approve(&request).await, Approval::Granted);
+    decide.await.unwrap();
+
+    let quiet = without_controller(LiveSettings {
+        heartbeat: Some(Duration::from_secs(60)),
+        ..settings()
+    })
+    .unwrap();
+    assert_eq!(
+        quiet.approver().unwrap().approve(&request).await,
+        Approval::Refused {
+            reason: "mcp_deploy needs an approval and this run has no controller to ask (--control stdin)"
+                .into()
+        }
+    );
 }

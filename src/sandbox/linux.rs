@@ -141,6 +141,9 @@ pub struct LinuxRunner {
     pub proxy: OnceLock<Option<PathBuf>>,
     /// The most processes a command's tree may have at once.
     pub max_processes: u64,
+    /// `--edit-scope`'s directories: where commands may write instead of the working
+    /// directory; `None`: all of it.
+    pub write_scope: Option<Vec<PathBuf>>,
 }
 
 impl LinuxRunner {
@@ -158,6 +161,7 @@ impl LinuxRunner {
             allow_hosts: allow_hosts.map(Arc::new),
             proxy: OnceLock::new(),
             max_processes: MAX_PROCESSES,
+            write_scope: None,
         }
     }
 
@@ -184,8 +188,22 @@ impl CommandRunner for LinuxRunner {
             scratch,
         } = *line;
         let proxied = self.allow_hosts.is_some();
+        // With --edit-scope naming directories, only those are writable in the working
+        // directory: the ones that exist now, resolved, and still inside it (a symlinked
+        // `src` cannot open a door elsewhere).
+        let mut writable: Vec<PathBuf> = match &self.write_scope {
+            Some(dirs) => {
+                let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+                dirs.iter()
+                    .filter_map(|dir| dir.canonicalize().ok())
+                    .filter(|real| real.starts_with(&root) && real.is_dir())
+                    .collect()
+            }
+            None => vec![cwd.to_path_buf()],
+        };
+        writable.push(scratch.to_path_buf());
         let spec = Spec {
-            writable: vec![cwd.to_path_buf(), scratch.to_path_buf()],
+            writable,
             temp_dir: scratch.to_path_buf(),
             run_dir: scratch.parent().map(Path::to_path_buf),
             hidden: self.hidden.clone(),

@@ -156,6 +156,9 @@ pub struct Settings {
     pub no_network: bool,
     /// `linux`: the most processes a command's tree may have (`WORKER_SANDBOX_MAX_PROCESSES`).
     pub max_processes: Option<u64>,
+    /// `linux`: the directories `--edit-scope` names, where commands may write instead of the
+    /// whole working directory (those that exist when a command starts); `None`: all of it.
+    pub write_scope: Option<Vec<PathBuf>>,
     /// Set up for `linux`: what confines the tools.
     pub confinement: Option<Confinement>,
     /// `none`: worker's own binary and [`contain::CONTAIN_ARG`], which start each command in a
@@ -218,6 +221,7 @@ impl Confinement {
         if let Some(max) = settings.max_processes {
             runner.max_processes = max;
         }
+        runner.write_scope.clone_from(&settings.write_scope);
         let runner = Runner(Arc::new(runner));
         Ok(Confinement {
             runner,

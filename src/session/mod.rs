@@ -215,20 +215,15 @@ impl SessionWriter {
             timestamp: now_rfc3339(),
             message,
         };
-        let mut value = serde_json::to_value(&entry)?;
-        self.secrets.redact_value(&mut value);
-        let mut line = serde_json::to_vec(&value)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.leaf = Some(id);
-        Ok(())
+        let value = serde_json::to_value(&entry)?;
+        self.write_entry(id, value)
     }
 
     /// Records a compaction: the summary stands for everything before it (Pi's compaction
     /// entry; the kept messages are appended again after it).
     pub fn append_compaction(&mut self, summary: &str, tokens_before: u64) -> std::io::Result<()> {
         let id = self.fresh_id();
-        let mut entry = serde_json::json!({
+        let entry = serde_json::json!({
             "type": "compaction",
             "id": id,
             "parentId": self.leaf,
@@ -237,6 +232,33 @@ impl SessionWriter {
             "firstKeptEntryId": id,
             "tokensBefore": tokens_before,
         });
+        self.write_entry(id, entry)
+    }
+
+    /// Records a note of the run's control (a controller's answer, an approval, a hook's
+    /// decision) as Pi's custom entry, `customType` `worker.<kind>`: kept beside the
+    /// conversation, never part of what the model is sent on resume.
+    pub fn append_note(
+        &mut self,
+        kind: &str,
+        at_unix_ms: u64,
+        data: &serde_json::Value,
+    ) -> std::io::Result<()> {
+        let id = self.fresh_id();
+        let entry = serde_json::json!({
+            "type": "custom",
+            "id": id,
+            "parentId": self.leaf,
+            "timestamp": now_rfc3339(),
+            "customType": format!("worker.{kind}"),
+            "data": {"atUnixMs": at_unix_ms, "record": data},
+        });
+        self.write_entry(id, entry)
+    }
+
+    /// Writes entry `id` as one redacted line (one `write`), and makes it the leaf the next
+    /// entry hangs from.
+    fn write_entry(&mut self, id: String, mut entry: serde_json::Value) -> std::io::Result<()> {
         self.secrets.redact_value(&mut entry);
         let mut line = serde_json::to_vec(&entry)?;
         line.push(b'\n');

@@ -156,6 +156,11 @@ pub mod own {
     /// The `x-request-id` of the request that carried the result back, on tool spans; absent
     /// when the run ended first.
     pub const TOOL_CONSUMER_REQUEST_ID: &str = "tool.consumer_request_id";
+    /// A record of the run's control (`control_ack`, `approval_resolved`, ...): a span event
+    /// on the session span, named `<namespace>.control.<type>`.
+    pub const CONTROL: &str = "control";
+    /// The control record's fields as JSON, on its span event.
+    pub const CONTROL_RECORD: &str = "control.record";
     /// The request's `x-request-id`, on `chat` spans.
     pub const REQUEST_ID: &str = "request.id";
     /// The Dynamo identity's `session_type_id`, on the session span when the bridge is active.

@@ -29,7 +29,7 @@ use crate::events::{
     AssistantMessage, ExtensionStatus, RunStopReason, Serving, StopReason, ToolCall,
 };
 use crate::extension::{
-    Exchange, Extension, Finish, RunInfo, RunOutcome, StatusLine, ToolEnding, ToolJoins,
+    Exchange, Extension, Finish, RunInfo, RunNote, RunOutcome, StatusLine, ToolEnding, ToolJoins,
 };
 use crate::sync::LockExt;
 
@@ -476,6 +476,24 @@ impl Extension for Otel {
         }
         // Ended (at this time) once the next request carries the result back.
         self.joins.hold((cx, SystemTime::now()));
+    }
+
+    fn noted(&self, note: &RunNote) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let state = self.state();
+        let Some(session) = &state.session else {
+            return;
+        };
+        // The record is redacted already; its text is cut like any content attribute.
+        let record = clip(&note.data.to_string());
+        session.span().add_event(
+            self.settings
+                .names
+                .get(&format!("{}.{}", own::CONTROL, note.kind)),
+            vec![self.own(own::CONTROL_RECORD, record)],
+        );
     }
 
     fn turn_ended(&self, _turn: u32) {

@@ -69,6 +69,21 @@ impl EditScope {
         &self.patterns
     }
 
+    /// The directories the scope names, absolute, when every glob names a whole directory (a
+    /// plain path, or one ending in `/**`); `None` when one is finer (`docs/*.md`), so that a
+    /// sandbox cannot narrow commands to it.
+    pub fn directories(&self) -> Option<Vec<PathBuf>> {
+        self.patterns
+            .iter()
+            .map(|pattern| {
+                let trimmed = pattern.trim_start_matches("./").trim_end_matches('/');
+                let dir = trimmed.strip_suffix("/**").unwrap_or(trimmed);
+                let literal = !dir.contains(['*', '?', '[', '{', '\\']) && !dir.is_empty();
+                literal.then(|| self.cwd.join(dir))
+            })
+            .collect()
+    }
+
     /// Refuses a write to `path` (absolute) outside the scope.
     pub fn check(&self, path: &Path) -> Result<(), ToolError> {
         let real = resolve_for_write(path)

@@ -17,6 +17,7 @@ mod budgets;
 mod cli;
 mod compaction;
 mod control;
+mod control_records;
 mod dynamo_bridge;
 mod dynamo_e2e;
 mod event_schema;

@@ -488,3 +488,57 @@ fn what_the_view_covers_takes_nothing_in() {
         "VAULT-SECRET\n"
     );
 }
+
+#[test]
+fn edit_scope_directories_are_the_only_place_commands_and_file_tools_write() {
+    let scene = scene();
+    std::fs::create_dir(scene.repo.join("src")).unwrap();
+    // A symlink named like an allowed directory cannot open a door out of the scope.
+    std::os::unix::fs::symlink(&scene.outside, scene.repo.join("gen")).unwrap();
+    let mock = MockLlm::start(vec![
+        bash("b1", "echo x > src/by-bash.txt && echo ok"),
+        bash("b2", "echo x > top.txt"),
+        call(
+            "w1",
+            "write",
+            &json!({"path": "notes.txt", "content": "x"}).to_string(),
+        ),
+        call(
+            "w2",
+            "write",
+            &json!({"path": "src/by-write.txt", "content": "x"}).to_string(),
+        ),
+        bash("b3", "echo x > gen/escape.txt"),
+        answer("done"),
+    ]);
+    let run = sandboxed(
+        &scene,
+        &mock,
+        &["--edit-scope", "src/**", "--edit-scope", "gen"],
+        &[],
+    );
+    run.assert_code(0);
+    let results = results(&run);
+    assert_eq!(results[0], ("ok".to_string(), false));
+    assert!(
+        results[1].0.contains("Read-only file system"),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[2].1, "{:?}", results[2]);
+    assert!(
+        results[2].0.starts_with("Write refused:") && results[2].0.contains("src/**, gen"),
+        "{:?}",
+        results[2]
+    );
+    assert!(!results[3].1, "{:?}", results[3]);
+    assert!(
+        results[4].0.contains("Read-only file system"),
+        "{:?}",
+        results[4]
+    );
+    assert!(!scene.repo.join("top.txt").exists());
+    assert!(!scene.repo.join("notes.txt").exists());
+    assert!(scene.repo.join("src/by-bash.txt").exists());
+    assert_eq!(std::fs::read_dir(&scene.outside).unwrap().count(), 0);
+}

@@ -525,3 +525,54 @@ fn exported_content_is_redacted() {
         "{spans:#?}"
     );
 }
+
+#[test]
+fn control_records_are_span_events_of_the_session() {
+    let collector = Collector::start();
+    // No controller: the hook decides the approvals `--approve-tools` asks for.
+    let (run, _mock) = run_with(
+        &collector.url,
+        &[
+            "--otel",
+            "--approve-tools",
+            "read",
+            "--pre-tool-hook",
+            "cat > /dev/null",
+        ],
+        &[],
+    );
+    run.assert_code(0);
+    assert_eq!(run.all("hook_result").len(), 2);
+    let spans = collector.spans();
+    let session = named(&spans, "worker.session")[0];
+    let mut names: Vec<&str> = session.events.iter().map(|e| e.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "worker.control.approval_resolved",
+            "worker.control.approval_resolved",
+            "worker.control.hook_result",
+            "worker.control.hook_result",
+        ]
+    );
+    let resolved = session
+        .events
+        .iter()
+        .find(|e| e.name == "worker.control.approval_resolved")
+        .unwrap();
+    let record = resolved
+        .attributes
+        .iter()
+        .find(|kv| kv.key == "worker.control.record")
+        .and_then(|kv| match &kv.value.as_ref()?.value {
+            Some(AnyValue::StringValue(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(
+        (record["allow"].clone(), record["by"].clone()),
+        (true.into(), "hook".into())
+    );
+}

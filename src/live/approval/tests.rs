@@ -12,7 +12,10 @@ async fn a_decision_reaches_its_approval_once() {
     let approvals = Approvals::default();
     let (first, waiting) = approvals.open();
     let (second, _other) = approvals.open();
-    assert_eq!((first.as_str(), second.as_str()), ("approval-1", "approval-2"));
+    assert_eq!(
+        (first.as_str(), second.as_str()),
+        ("approval-1", "approval-2")
+    );
     approvals.decide(&first, yes()).unwrap();
     assert_eq!(waiting.await.unwrap(), yes());
     assert_eq!(

@@ -31,8 +31,8 @@ fn every_command_reads_with_its_fields_and_id() {
             id: None
         })
     );
-    let decide = parse(r#"{"type":"decide","id":"approval-1","allow":false,"reason":"no"}"#)
-        .unwrap();
+    let decide =
+        parse(r#"{"type":"decide","id":"approval-1","allow":false,"reason":"no"}"#).unwrap();
     assert_eq!(decide.id(), Some("approval-1"));
     assert_eq!(
         decide,
@@ -61,5 +61,10 @@ fn a_line_that_is_not_a_command_says_why_and_keeps_what_could_be_read() {
     assert!(extra.error.contains("mesage"), "{}", extra.error);
     let empty = parse(r#"{"type":"steer","message":"  "}"#).unwrap_err();
     assert_eq!(empty.error, "steer needs a non-empty \"message\"");
-    assert!(parse(r#"{"id":"x"}"#).unwrap_err().error.contains("\"type\""));
+    assert!(
+        parse(r#"{"id":"x"}"#)
+            .unwrap_err()
+            .error
+            .contains("\"type\"")
+    );
 }

@@ -41,8 +41,5 @@ fn an_oversized_line_is_skipped_not_kept_and_the_next_one_still_reads() {
 fn waiting_for_a_line_times_out_on_a_silent_pipe() {
     let (reader, _writer) = std::io::pipe().unwrap();
     let lines = CommandLines::spawn(std::io::BufReader::new(reader)).unwrap();
-    assert_eq!(
-        lines.next(Some(Duration::from_millis(50))),
-        Next::TimedOut
-    );
+    assert_eq!(lines.next(Some(Duration::from_millis(50))), Next::TimedOut);
 }

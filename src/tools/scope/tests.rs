@@ -55,3 +55,15 @@ fn a_scope_must_be_a_relative_glob_inside_cwd() {
     let err = EditScope::new(dir.path(), &["src/[".to_string()]).unwrap_err();
     assert!(matches!(err, EditScopeError::Glob { .. }), "{err}");
 }
+
+#[test]
+fn only_globs_that_name_whole_directories_give_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = real_path(dir.path());
+    assert_eq!(
+        scope(dir.path(), &["src", "./lib/**", "docs/"]).directories(),
+        Some(vec![cwd.join("src"), cwd.join("lib"), cwd.join("docs")])
+    );
+    assert_eq!(scope(dir.path(), &["src", "docs/*.md"]).directories(), None);
+    assert_eq!(scope(dir.path(), &["**"]).directories(), None);
+}
