@@ -57,16 +57,21 @@ pub(super) async fn execute_calls(
                 .get(&call.name)
                 .is_none_or(|tool| tool.is_read_only())
         });
+    // A steer skips what has not started yet, decided before a call is announced: a call whose
+    // `tool_execution_start` was printed runs. A batch starts at once, so it is skipped whole
+    // or not at all.
     let results = if concurrent {
+        let run = !steering_waiting(ctx);
         for call in calls {
             start(ctx, call);
         }
-        join_all(calls.iter().map(|call| run_call(ctx, call))).await
+        join_all(calls.iter().map(|call| run_call(ctx, call, run))).await
     } else {
         let mut results = Vec::with_capacity(calls.len());
         for call in calls {
+            let run = !steering_waiting(ctx);
             start(ctx, call);
-            results.push(run_call(ctx, call).await);
+            results.push(run_call(ctx, call, run).await);
         }
         results
     };
@@ -89,9 +94,18 @@ fn start(ctx: &ExecContext<'_>, call: &ToolCall) {
     }
 }
 
-async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
+fn steering_waiting(ctx: &ExecContext<'_>) -> bool {
+    ctx.extensions.iter().any(|e| e.steering_waiting())
+}
+
+/// Runs `call` (or, when `run` is false, answers it as skipped for steering) and reports it.
+async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall, run: bool) -> ToolResultMessage {
     let started = Instant::now();
-    let (mut result, is_error) = outcome(ctx, call).await;
+    let (mut result, is_error) = if run {
+        outcome(ctx, call).await
+    } else {
+        (error_text(SKIPPED_FOR_STEERING), true)
+    };
     // The model never sees a secret, even one a command printed.
     for block in &mut result.content {
         let TextContent::Text { text } = block;
@@ -137,10 +151,6 @@ async fn run_call(ctx: &ExecContext<'_>, call: &ToolCall) -> ToolResultMessage {
 async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
     if ctx.control.is_aborted() {
         return (error_text("Operation aborted"), true);
-    }
-    // A steer skips what has not started yet: the model reads the steer before going on.
-    if ctx.extensions.iter().any(|e| e.steering_waiting()) {
-        return (error_text(SKIPPED_FOR_STEERING), true);
     }
     let Some(tool) = ctx.tools.get(&call.name) else {
         return (error_text(&format!("Tool {} not found", call.name)), true);
@@ -213,6 +223,9 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
     }
 }
 
+/// How long an extension deciding on a call has to conclude once the run is stopped.
+const ADMIT_STOP_GRACE: Duration = Duration::from_millis(200);
+
 /// The result of a call skipped because steering is waiting (Pi's words).
 const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
 
@@ -224,10 +237,16 @@ async fn admit(ctx: &ExecContext<'_>, call: &ToolCall, tool: &dyn Tool) -> Resul
     for extension in ctx.extensions {
         let admission = extension.admit(call, arguments);
         tokio::pin!(admission);
+        // An extension that watches the stop itself concludes at once (an approval it asked
+        // for is resolved as aborted); one that does not is dropped after a moment.
+        let stopped = async {
+            ctx.control.aborted().await;
+            tokio::time::sleep(ADMIT_STOP_GRACE).await;
+        };
         let admitted = tokio::select! {
             biased;
             admitted = &mut admission => admitted,
-            () = ctx.control.aborted() => return Err("Operation aborted".to_string()),
+            () = stopped => return Err("Operation aborted".to_string()),
         };
         arguments = match admitted {
             Admission::Run(arguments) => arguments,

@@ -50,8 +50,9 @@ impl Approvals {
         (id, receiver)
     }
 
-    /// Answers approval `id`.
-    pub(super) fn decide(&self, id: &str, decision: Decision) -> Result<(), DecideError> {
+    /// Takes approval `id` for a decision: from now on it is resolved; the decision goes
+    /// through what this returns ([`Decider::send`]), once the answer is written.
+    pub(super) fn take(&self, id: &str) -> Result<Decider, DecideError> {
         let mut state = self.state.lock_or_recover();
         let Some(waiting) = state.waiting.remove(id) else {
             return Err(if state.resolved.contains(id) {
@@ -61,10 +62,13 @@ impl Approvals {
             });
         };
         state.resolved.insert(id.to_string());
-        // The call stopped waiting the moment it timed out or was aborted, and it closed
-        // the approval then; a send that finds no receiver cannot happen under this lock.
-        let _ = waiting.send(decision);
-        Ok(())
+        Ok(Decider(waiting))
+    }
+
+    /// Answers approval `id` now.
+    #[cfg(test)]
+    pub(super) fn decide(&self, id: &str, decision: Decision) -> Result<(), DecideError> {
+        self.take(id).map(|decider| decider.send(decision))
     }
 
     /// Approval `id` is over without a decision (its timeout, an abort): later answers are
@@ -73,6 +77,17 @@ impl Approvals {
         let mut state = self.state.lock_or_recover();
         state.waiting.remove(id);
         state.resolved.insert(id.to_string());
+    }
+}
+
+/// A taken approval, waiting for its decision to be sent.
+pub(super) struct Decider(oneshot::Sender<Decision>);
+
+impl Decider {
+    /// Sends the decision. A call that stopped waiting meanwhile (its timeout, an abort)
+    /// resolved itself; the decision is then dropped.
+    pub(super) fn send(self, decision: Decision) {
+        let _ = self.0.send(decision);
     }
 }
 

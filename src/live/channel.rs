@@ -1,6 +1,7 @@
 //! Answering the controller: each line read after the prompt becomes one `control_ack`, in
-//! order, and what the command asks is done before the answer is written, so an `ok` means
-//! it is queued, decided or stopping.
+//! order. What a command asks is done before its answer is written (an `ok` means it is
+//! queued or stopping), except a decision, which is sent right after its answer, so the
+//! answer comes before what it causes.
 
 use std::sync::Arc;
 
@@ -54,8 +55,10 @@ pub(super) fn listen(shared: Arc<Shared>) {
     }
 }
 
-/// Does what `command` asks and answers it.
+/// Does what `command` asks and answers it. The stream cannot close meanwhile: a command is
+/// handled and answered whole, or (after the closing lines) not at all.
 pub(super) fn handle(shared: &Shared, command: Command) {
+    let _answering = shared.answering.lock_or_recover();
     let name = command.name().to_string();
     let id = command.id().map(str::to_string);
     let answer = |result: Result<(), String>| {
@@ -100,15 +103,18 @@ pub(super) fn handle(shared: &Shared, command: Command) {
             shared.inbox.lock_or_recover().follow_ups.push_back(message);
             answer(Ok(()));
         }
+        // Answered before the decision goes: the answer comes before the `approval_resolved`
+        // it causes, and before the run can end because of it.
         Command::Decide {
             id: approval,
             allow,
             reason,
-        } => answer(
-            shared
-                .approvals
-                .decide(&approval, Decision { allow, reason })
-                .map_err(|err| err.to_string()),
-        ),
+        } => match shared.approvals.take(&approval) {
+            Ok(decider) => {
+                answer(Ok(()));
+                decider.send(Decision { allow, reason });
+            }
+            Err(err) => answer(Err(err.to_string())),
+        },
     }
 }

@@ -130,6 +130,9 @@ struct Shared {
     notes: Mutex<Vec<RunNote>>,
     /// Stops the heartbeat.
     done: CancellationToken,
+    /// Held while a command is handled and answered, and while the stream is closed, so a
+    /// command is never half answered.
+    answering: Mutex<()>,
 }
 
 /// Messages waiting for the model.
@@ -196,6 +199,7 @@ impl Live {
                 warnings: Mutex::new(Vec::new()),
                 notes: Mutex::new(Vec::new()),
                 done: CancellationToken::new(),
+                answering: Mutex::new(()),
             }),
         })
     }
@@ -317,7 +321,10 @@ impl Extension for Live {
 
     fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {
         // Nothing is written after the closing lines; later commands go unanswered.
-        self.shared.stream.lock_or_recover().take();
+        {
+            let _answering = self.shared.answering.lock_or_recover();
+            self.shared.stream.lock_or_recover().take();
+        }
         self.shared.done.cancel();
         let warnings = std::mem::take(&mut *self.shared.warnings.lock_or_recover());
         Box::pin(async move { warnings.into_iter().map(StatusLine::Warning).collect() })
