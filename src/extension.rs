@@ -118,7 +118,7 @@ pub enum Admission {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunNote {
     /// The record's `type`, as on stdout (`control_ack`, `approval_resolved`, ...).
-    pub kind: &'static str,
+    pub kind: String,
     /// When it was written, in Unix milliseconds.
     pub at_unix_ms: u64,
     /// The record's fields, as on stdout.

@@ -179,7 +179,7 @@ impl Session {
         for note in &mut notes {
             self.config.secrets.redact_value(&mut note.data);
             if let Some(writer) = &mut self.session
-                && let Err(err) = writer.append_note(note.kind, note.at_unix_ms, &note.data)
+                && let Err(err) = writer.append_note(&note.kind, note.at_unix_ms, &note.data)
             {
                 self.session_failed(err);
             }

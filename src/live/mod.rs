@@ -251,23 +251,11 @@ impl Shared {
             && let Some(serde_json::Value::String(kind)) = data.remove("type")
         {
             self.notes.lock_or_recover().push(RunNote {
-                kind: note_kind(&kind),
+                kind,
                 at_unix_ms: crate::events::now_millis(),
                 data: serde_json::Value::Object(data),
             });
         }
-    }
-}
-
-/// The `type` of a record this module writes, as a static name.
-fn note_kind(kind: &str) -> &'static str {
-    match kind {
-        "control_ack" => "control_ack",
-        "control_abort" => "control_abort",
-        "approval_requested" => "approval_requested",
-        "approval_resolved" => "approval_resolved",
-        "hook_result" => "hook_result",
-        _ => "control",
     }
 }
 
