@@ -138,6 +138,27 @@ fn a_second_abort_ends_the_process_at_once() {
 }
 
 #[test]
+fn a_signal_while_an_abort_winds_down_ends_the_process_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // The command ignores SIGTERM, so the abort waits out the kill grace.
+    let command = format!("trap '' TERM; {SLEEPER}");
+    let mock = MockLlm::start(vec![call("c1", "bash", &bash(&command))]);
+    let mut run = Controlled::start(dir.path(), &mock, &["--control", "stdin"]);
+    run.send(&prompt("task"));
+    run.wait_for("tool_execution_start");
+    let pid = sleeper_pid(dir.path());
+    run.send(&json!({"type": "abort", "reason": "first"}));
+    run.wait_for("control_abort");
+    let worker = nix::unistd::Pid::from_raw(run.child.id().cast_signed());
+    nix::sys::signal::kill(worker, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let run = run.finish();
+    // SIGTERM's own code, and no winding down: no terminal lines were written.
+    run.assert_code(143);
+    assert!(run.all("agent_end").is_empty(), "{}", run.stdout);
+    assert!(gone_soon(pid), "process {pid} outlived the worker");
+}
+
+#[test]
 fn commands_after_an_abort_are_refused_as_stopping() {
     let dir = tempfile::tempdir().unwrap();
     // The command ignores SIGTERM: the run winds down for the kill grace, so the lines after
