@@ -35,6 +35,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod skills;
+pub mod subagents;
 pub mod sync;
 pub mod telemetry;
 pub mod text;

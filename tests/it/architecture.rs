@@ -43,6 +43,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("output", &[]),
     ("session", &["events", "ids", "input_file", "secrets"]),
     ("skills", &["events", "extension", "input_file"]),
+    (
+        "subagents",
+        &["events", "extension", "input_file", "skills", "tools"],
+    ),
     ("file_search", &["events", "extension", "tools"]),
     (
         "web",

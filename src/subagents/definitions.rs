@@ -1,0 +1,1 @@
+//! Agent definitions: Markdown files with YAML front matter.
