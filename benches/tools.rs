@@ -48,6 +48,7 @@ fn build_tree(files: usize) -> PathBuf {
 fn context(cwd: &Path) -> ToolContext {
     ToolContext {
         cwd: Arc::new(cwd.to_path_buf()),
+        call_id: std::sync::Arc::from(""),
         run: RunServices::detached(),
         progress: Arc::new(|_| {}),
         files: FileLocks::default(),

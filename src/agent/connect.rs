@@ -13,6 +13,13 @@ impl Session {
     pub(super) async fn connect_and_prepare(
         &mut self,
     ) -> Result<(Arc<dyn Transport>, String, String), FatalError> {
+        // A child run asks over its parent's connection.
+        if let Some(parent) = &self.config.parent {
+            let connected = parent.connected.clone();
+            self.state.target = connected.transport.target();
+            self.state.context_window = connected.context_window;
+            return Ok((connected.transport, connected.provider, connected.model));
+        }
         let extensions = self.config.extensions.clone();
         let control = self.config.control.clone();
         let prepared = async {

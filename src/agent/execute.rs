@@ -179,6 +179,7 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
     };
     let (sender, mut received) = tokio::sync::mpsc::unbounded_channel::<ToolResult>();
     let mut tool_ctx = ToolContext {
+        call_id: Arc::from(call.id.as_str()),
         progress: Arc::new(move |partial: ToolResult| {
             let _ = sender.send(partial);
         }),

@@ -10,6 +10,7 @@ impl Session {
             extension.run_ending();
         }
         self.keep_notes();
+        self.count_children();
         self.tool_ctx.leftovers.clean_up();
         self.sync_session();
         let (stop_reason, fatal, limit) = self.conclude(ending);

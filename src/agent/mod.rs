@@ -14,6 +14,7 @@ use futures_util::FutureExt;
 use serde_json::Value;
 
 mod budget;
+mod children;
 mod compaction;
 mod connect;
 mod conversation;
@@ -237,6 +238,8 @@ struct Session {
     request_ids: RequestIds,
     /// The conversation, usage and budgets, and the bookkeeping of the turns.
     state: RunState,
+    /// Starts the child runs the run's `task` calls ask for.
+    children: Arc<children::ChildHost>,
 }
 
 /// What a compaction's summary request needs from the loop.
@@ -285,11 +288,25 @@ impl Session {
         if let Some(approver) = config.extensions.iter().find_map(|e| e.approver()) {
             services = services.with_approver(approver);
         }
+        let files = config
+            .parent
+            .as_ref()
+            .map_or_else(FileLocks::default, |parent| parent.files.clone());
+        let children = Arc::new(children::ChildHost::new(
+            &config,
+            &tools,
+            &emitter,
+            &session_id,
+            services.clone(),
+            files.clone(),
+        ));
+        let services = services.with_child_runs(children.clone());
         let tool_ctx = ToolContext {
             cwd: Arc::new(config.cwd.clone()),
+            call_id: Arc::from(""),
             run: services,
             progress: Arc::new(|_| {}),
-            files: FileLocks::default(),
+            files,
             leftovers: Leftovers::default(),
             bash: BashSettings {
                 max_timeout: config.limits.bash_timeout_max,
@@ -338,6 +355,7 @@ impl Session {
                 messages: history,
                 ..RunState::default()
             },
+            children,
         }
     }
 
@@ -347,6 +365,12 @@ impl Session {
         let looped = AssertUnwindSafe(async {
             match self.connect_and_prepare().await {
                 Ok((transport, provider, model)) => {
+                    self.children.connected(crate::config::Connected {
+                        transport: transport.clone(),
+                        provider: provider.clone(),
+                        model: model.clone(),
+                        context_window: self.state.context_window,
+                    });
                     self.agent_loop(prompt, &transport, &provider, &model).await
                 }
                 // Stopped while connecting (the budget ran out during model discovery): the

@@ -190,6 +190,7 @@ impl Session {
 
     fn check(&mut self, plan: &Plan<'_>, turn: &Turn) -> Step {
         self.keep_notes();
+        self.count_children();
         let aborted = self.config.control.is_aborted();
         if let Some(ending) =
             stop_before_turn(aborted, &self.config.limits, &self.state.stats, turn.index)

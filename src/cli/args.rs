@@ -464,6 +464,24 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_skills: bool,
 
+    /// Offer the task tool: the model can run subagents, child agents with their own
+    /// conversation, in this process, each shown as subagent_start and subagent_end.
+    #[arg(long, env = "WORKER_SUBAGENTS")]
+    pub subagents: bool,
+
+    /// A directory of agent definitions (NAME.md with YAML front matter) the task tool may
+    /// name, before .pi/agents/ and .claude/agents/ of --cwd (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub agents_dir: Vec<PathBuf>,
+
+    /// Subagents of one run at once; more wait their turn.
+    #[arg(long, value_name = "N", default_value_t = crate::config::defaults::MAX_SUBAGENTS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_subagents: u32,
+
+    /// How deep subagents may nest (a subagent of the run is depth 1).
+    #[arg(long, value_name = "N", default_value_t = crate::config::defaults::MAX_SUBAGENT_DEPTH)]
+    pub max_subagent_depth: u32,
+
     /// Prompt text; stdin, if any, is appended inside <stdin> tags.
     pub prompt: Option<String>,
 }

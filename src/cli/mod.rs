@@ -284,6 +284,18 @@ fn add_tool_extensions(
     config
         .extensions
         .push(Arc::new(Skills::discover(&skills, &config.cwd)));
+    if args.subagents {
+        config
+            .extensions
+            .push(Arc::new(crate::subagents::Subagents::new(
+                &config.cwd,
+                &args.agents_dir,
+            )));
+    }
+    config.subagents = crate::config::SubagentLimits {
+        max_concurrent: args.max_subagents as usize,
+        max_depth: args.max_subagent_depth,
+    };
     Ok(())
 }
 

@@ -78,6 +78,10 @@ pub mod defaults {
     /// The longest a bash call may run unless `--bash-timeout` says otherwise (the bash tool's
     /// own ceiling).
     pub const BASH_TIMEOUT_MAX: Duration = crate::tools::BashSettings::MAX_TIMEOUT;
+    /// Child runs of one run at once (`--max-subagents`).
+    pub const MAX_SUBAGENTS: usize = 4;
+    /// How deep child runs may nest (`--max-subagent-depth`).
+    pub const MAX_SUBAGENT_DEPTH: u32 = 2;
     /// How long one `GET <base>/models` may take, to discover the model or its context window.
     pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
 }
@@ -126,6 +130,54 @@ pub struct RunConfig {
     pub output_schema: Option<Arc<crate::output::OutputSchema>>,
     /// Write the final answer (text, or the JSON) to this file.
     pub output_last_message: Option<PathBuf>,
+    /// Child runs (`task`): how many at once and how deep.
+    pub subagents: SubagentLimits,
+    /// Set for a child run: the run that started it, and the model connection it shares.
+    pub parent: Option<ParentLink>,
+}
+
+/// `--max-subagents` and `--max-subagent-depth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentLimits {
+    /// Child runs of one run at once; more wait their turn.
+    pub max_concurrent: usize,
+    /// How deep child runs may nest (a child of the run is depth 1).
+    pub max_depth: u32,
+}
+
+impl Default for SubagentLimits {
+    fn default() -> Self {
+        SubagentLimits {
+            max_concurrent: defaults::MAX_SUBAGENTS,
+            max_depth: defaults::MAX_SUBAGENT_DEPTH,
+        }
+    }
+}
+
+/// What a child run has of its parent.
+#[derive(Clone)]
+pub struct ParentLink {
+    /// The parent's session id.
+    pub session_id: crate::ids::SessionId,
+    /// How deep this child is (a child of the top run is 1).
+    pub depth: u32,
+    /// The parent's model connection: a child asks the same server over the same pool.
+    pub connected: Connected,
+    /// The parent's file locks: writes to one file stay one at a time across the tree.
+    pub files: crate::tools::FileLocks,
+}
+
+/// A run's model connection, once made.
+#[derive(Clone)]
+pub struct Connected {
+    /// The transport requests go through.
+    pub transport: Arc<dyn crate::llm::Transport>,
+    /// The provider name messages carry.
+    pub provider: String,
+    /// The model id requests name.
+    pub model: String,
+    /// The model's context window, when known.
+    pub context_window: Option<u64>,
 }
 
 /// A persisted session: the file the run appends to and, when resumed, the conversation so
@@ -166,11 +218,14 @@ impl RunConfig {
             session: None,
             output_schema: None,
             output_last_message: None,
+            subagents: SubagentLimits::default(),
+            parent: None,
         }
     }
 }
 
 /// Where model answers come from.
+#[derive(Clone)]
 pub enum ModelSource {
     /// A model server over HTTP.
     Http {

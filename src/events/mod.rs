@@ -28,6 +28,7 @@ mod output;
 mod schema;
 mod serving;
 mod status;
+mod subagents;
 
 pub use control::{
     ApprovalBy, ApprovalRequested, ApprovalResolved, ControlAbort, ControlAck, Heartbeat,
@@ -41,6 +42,7 @@ pub use output::{OutputError, OutputKind};
 pub use schema::json_schema;
 pub use serving::{Serving, ServingTotals};
 pub use status::*;
+pub use subagents::{SubagentEnd, SubagentStart};
 
 /// Announced in the header as `eventSchema`.
 pub const EVENT_SCHEMA_VERSION: u32 = 1;
@@ -316,6 +318,10 @@ pub enum Event<'a> {
     HookResult(&'a HookResult),
     /// Nothing else was written for `--heartbeat`.
     Heartbeat(&'a Heartbeat),
+    /// A `task` call started a child run.
+    SubagentStart(&'a SubagentStart),
+    /// A child run is over; its usage is counted in the run's totals.
+    SubagentEnd(&'a SubagentEnd),
     /// An output the run was asked to write (`--trace-file`, `--record`,
     /// `--output-last-message`, the session file) is incomplete: once per output, after
     /// `agent_end` and right before `usage_snapshot`; the exit code is 4.

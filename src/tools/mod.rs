@@ -90,6 +90,8 @@ pub type Progress = Arc<dyn Fn(ToolResult) + Send + Sync>;
 pub struct ToolContext {
     /// The run's working directory: relative paths are resolved against it (`--cwd`).
     pub cwd: Arc<PathBuf>,
+    /// The call being run (empty outside a call).
+    pub call_id: Arc<str>,
     /// What the tool may ask of its run: whether it is stopping, its budget, approvals,
     /// child runs.
     pub run: RunServices,

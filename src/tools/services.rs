@@ -109,17 +109,29 @@ impl Approver for NoApprover {
 }
 
 /// A task for a child run: the same kernel, linked to this run as its parent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChildTask {
     /// The child's prompt.
     pub prompt: String,
-    /// The tools it may use; `None`: the parent's.
+    /// The tools it may use, of the parent's; `None`: all of the parent's.
     pub tools: Option<Vec<String>>,
+    /// The call asking for it (its `subagent_start` names it).
+    pub call_id: String,
+    /// What it is for, in a few words.
+    pub description: String,
+    /// The agent definition it runs, by name; `None`: the general agent.
+    pub agent: Option<String>,
+    /// The definition's instructions, added to the child's system prompt.
+    pub instructions: Option<String>,
+    /// The definition's turn limit.
+    pub max_turns: Option<u32>,
 }
 
 /// How a child run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChildOutcome {
+    /// The child's session id.
+    pub session_id: String,
     /// Its last assistant text.
     pub final_text: Option<String>,
     /// What it used, counted into the parent's budget.

@@ -74,6 +74,7 @@ pub(crate) mod testing {
             let sink = updates.clone();
             let ctx = ToolContext {
                 cwd: Arc::new(dir.path().to_path_buf()),
+                call_id: std::sync::Arc::from(""),
                 run: RunServices::detached(),
                 progress: Arc::new(move |update| sink.lock().unwrap().push(update)),
                 files: FileLocks::default(),

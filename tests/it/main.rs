@@ -44,6 +44,7 @@ mod providers;
 mod sandbox;
 mod serving;
 mod sessions;
+mod subagents;
 mod telemetry;
 mod tool_definitions;
 mod web;

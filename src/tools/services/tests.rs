@@ -61,7 +61,7 @@ async fn without_an_approver_or_a_host_nothing_is_allowed() {
     );
     let task = ChildTask {
         prompt: "look".into(),
-        tools: None,
+        ..ChildTask::default()
     };
     assert_eq!(
         services.start_child(task.clone()).await,
@@ -79,6 +79,7 @@ async fn without_an_approver_or_a_host_nothing_is_allowed() {
         fn start(&self, task: ChildTask) -> BoxFuture<'_, Result<ChildOutcome, ChildRunError>> {
             Box::pin(async move {
                 Ok(ChildOutcome {
+                    session_id: "child".into(),
                     final_text: Some(task.prompt),
                     stats: UsageStats::default(),
                 })

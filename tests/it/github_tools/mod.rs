@@ -56,6 +56,7 @@ impl Gh {
             .unwrap_or_else(|| panic!("no tool {name}"));
         let ctx = ToolContext {
             cwd: Arc::new(self.dir.path().to_path_buf()),
+            call_id: std::sync::Arc::from(""),
             run: RunServices::detached(),
             progress: Arc::new(|_| {}),
             files: FileLocks::default(),

@@ -1,0 +1,340 @@
+//! Child runs: what a `task` call starts. A child is the same kernel as its parent
+//! ([`crate::agent::run`]) with a parent link: it asks the model over the parent's connection,
+//! runs a subset of the parent's tools in the same sandbox with the same edit scope, stops when
+//! the parent stops, and spends from the parent's budgets (it starts with what is left of them,
+//! and what it used is counted into the parent's totals at the parent's next safe point, where
+//! the budgets are checked). Children of one run take turns in `--max-subagents` slots; a
+//! child of depth `--max-subagent-depth` starts none of its own.
+//!
+//! The parent's stream shows each child as `subagent_start` and `subagent_end`; the child's
+//! own events are not written (its answer is the `task` call's result).
+
+use std::sync::{Mutex, OnceLock};
+
+use futures_util::future::BoxFuture;
+
+use super::*;
+use crate::config::{Connected, Limits, ParentLink, PromptConfig, SubagentLimits, ToolSelection};
+use crate::control::RunControl;
+use crate::events::{SubagentEnd, SubagentStart};
+use crate::sync::LockExt;
+use crate::tools::{ChildOutcome, ChildRunError, ChildRuns, ChildTask, Tool};
+
+/// Starts the child runs of one run.
+pub(super) struct ChildHost {
+    template: Template,
+    /// The run's model connection, once made.
+    connected: OnceLock<Connected>,
+    slots: tokio::sync::Semaphore,
+    /// This run's depth (0 for the top run).
+    depth: u32,
+    session_id: SessionId,
+    stream: Emitter,
+    /// The run's budgets, for what is left of them when a child starts.
+    budget: RunServices,
+    /// What finished children used, until the run counts it.
+    used: Mutex<UsageStats>,
+    /// The run's file locks, shared with its children.
+    files: crate::tools::FileLocks,
+}
+
+/// What a child's configuration is made of: the parent's, narrowed.
+struct Template {
+    cwd: std::path::PathBuf,
+    model: ModelSource,
+    thinking: Option<crate::config::ThinkingLevel>,
+    limits: Limits,
+    prompt: PromptConfig,
+    control: RunControl,
+    secrets: crate::secrets::Secrets,
+    sandbox: crate::sandbox::Settings,
+    prices: crate::llm::pricing::PriceTable,
+    price: Option<crate::llm::pricing::Price>,
+    edit_scope: Option<Arc<crate::tools::EditScope>>,
+    subagents: SubagentLimits,
+    tools: Vec<Arc<dyn Tool>>,
+    /// The parent's extensions: a child's calls pass the same gates (hooks, approvals).
+    gates: Vec<Arc<dyn Extension>>,
+}
+
+impl ChildHost {
+    /// The host of a run configured by `config`, offering `tools`, writing to `stream`.
+    pub(super) fn new(
+        config: &RunConfig,
+        tools: &ToolSet,
+        stream: &Emitter,
+        session_id: &SessionId,
+        budget: RunServices,
+        files: crate::tools::FileLocks,
+    ) -> ChildHost {
+        ChildHost {
+            template: Template {
+                cwd: config.cwd.clone(),
+                model: config.model.clone(),
+                thinking: config.thinking,
+                limits: config.limits.clone(),
+                prompt: config.prompt.clone(),
+                control: config.control.clone(),
+                secrets: config.secrets.clone(),
+                sandbox: config.sandbox.clone(),
+                prices: config.prices.clone(),
+                price: config.price.clone(),
+                edit_scope: config.tools.edit_scope.clone(),
+                subagents: config.subagents,
+                tools: tools.iter().cloned().collect(),
+                gates: config.extensions.clone(),
+            },
+            connected: OnceLock::new(),
+            slots: tokio::sync::Semaphore::new(config.subagents.max_concurrent.max(1)),
+            depth: config.parent.as_ref().map_or(0, |parent| parent.depth),
+            session_id: session_id.clone(),
+            stream: stream.clone(),
+            budget,
+            used: Mutex::new(UsageStats::default()),
+            files,
+        }
+    }
+
+    /// The run is connected: children ask the model over the same connection.
+    pub(super) fn connected(&self, connected: Connected) {
+        let _ = self.connected.set(connected);
+    }
+
+    /// What children used since the last call.
+    pub(super) fn take_used(&self) -> UsageStats {
+        std::mem::take(&mut *self.used.lock_or_recover())
+    }
+
+    /// The child's configuration: the parent's, narrowed to the task's tools, with what is
+    /// left of the parent's budgets, stopped when the parent stops.
+    fn child_config(
+        &self,
+        task: &ChildTask,
+        depth: u32,
+        connected: Connected,
+        control: RunControl,
+    ) -> Result<RunConfig, ChildRunError> {
+        let t = &self.template;
+        let tools: Vec<Arc<dyn Tool>> = match &task.tools {
+            None => t.tools.clone(),
+            Some(names) => {
+                let missing: Vec<&str> = names
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|name| !t.tools.iter().any(|tool| tool.name() == *name))
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(ChildRunError::Failed(format!(
+                        "a subagent cannot have tools its parent does not: {}",
+                        missing.join(", ")
+                    )));
+                }
+                t.tools
+                    .iter()
+                    .filter(|tool| names.iter().any(|name| name == tool.name()))
+                    .cloned()
+                    .collect()
+            }
+        };
+        let left = self.budget.remaining();
+        let mut config = RunConfig::new(t.cwd.clone(), t.model.clone());
+        config.thinking = t.thinking;
+        config.limits = Limits {
+            max_turns: task.max_turns.or(t.limits.max_turns),
+            timeout: left.time,
+            max_tool_calls: left.tool_calls.map(|n| n.max(1)),
+            max_total_tokens: left.tokens.map(|n| n.max(1)),
+            max_cost: left.cost.map(|c| c.max(f64::MIN_POSITIVE)),
+            ..t.limits.clone()
+        };
+        config.prompt = PromptConfig {
+            append: match (&t.prompt.append, &task.instructions) {
+                (Some(own), Some(more)) => Some(format!("{own}\n\n{more}")),
+                (own, more) => more.clone().or_else(|| own.clone()),
+            },
+            ..t.prompt.clone()
+        };
+        config.control = control;
+        config.retain_records = false;
+        config.secrets = t.secrets.clone();
+        config.sandbox = t.sandbox.clone();
+        config.prices = t.prices.clone();
+        config.price.clone_from(&t.price);
+        config.tools = ToolSelection {
+            builtin: false,
+            allow: None,
+            edit_scope: t.edit_scope.clone(),
+        };
+        config.extensions = vec![
+            Arc::new(ParentTools(tools)),
+            Arc::new(ParentGates(t.gates.clone())),
+        ];
+        config.subagents = t.subagents;
+        config.parent = Some(ParentLink {
+            session_id: self.session_id.clone(),
+            depth,
+            connected,
+            files: self.files.clone(),
+        });
+        Ok(config)
+    }
+
+    async fn run_child(&self, task: ChildTask) -> Result<ChildOutcome, ChildRunError> {
+        let depth = self.depth + 1;
+        let max = self.template.subagents.max_depth;
+        if depth > max {
+            return Err(ChildRunError::Failed(format!(
+                "subagents nest at most {max} deep (--max-subagent-depth); this one would be {depth} deep"
+            )));
+        }
+        let connected = self
+            .connected
+            .get()
+            .cloned()
+            .ok_or(ChildRunError::Unavailable)?;
+        let parent = &self.template.control;
+        let _slot = tokio::select! {
+            slot = self.slots.acquire() => slot.map_err(|_| ChildRunError::Unavailable)?,
+            () = parent.aborted() => return Err(ChildRunError::Failed("the run was stopped".into())),
+        };
+        // The child stops when the parent does, for the same reason.
+        let control = RunControl::new();
+        let link = {
+            let (parent, child) = (parent.clone(), control.clone());
+            tokio::spawn(async move {
+                parent.aborted().await;
+                child.abort(
+                    parent
+                        .reason()
+                        .unwrap_or(crate::control::AbortReason::Terminate),
+                );
+            })
+        };
+        let config = self.child_config(&task, depth, connected, control)?;
+        let child_id = config.session_id.clone();
+        self.stream.emit(&Event::SubagentStart(&SubagentStart {
+            tool_call_id: task.call_id.clone(),
+            child_session_id: child_id.as_str().to_string(),
+            parent_session_id: self.session_id.as_str().to_string(),
+            agent: task.agent.clone(),
+            description: task.description.clone(),
+            depth,
+        }));
+        let started = Instant::now();
+        let result = Box::pin(run(config, task.prompt, Box::new(Unwritten))).await;
+        link.abort();
+        self.count(&result.stats);
+        self.stream.emit(&Event::SubagentEnd(&SubagentEnd {
+            tool_call_id: task.call_id,
+            child_session_id: child_id.as_str().to_string(),
+            stop_reason: result.stop_reason,
+            usage: result.stats.tokens.clone(),
+            cost: result.stats.cost,
+            duration_ms: started.elapsed().as_millis() as u64,
+        }));
+        if result.ok() {
+            Ok(ChildOutcome {
+                session_id: child_id.as_str().to_string(),
+                final_text: result.final_text,
+                stats: result.stats,
+            })
+        } else {
+            Err(ChildRunError::Failed(result.failure.unwrap_or_else(|| {
+                format!("the subagent stopped ({:?})", result.stop_reason)
+            })))
+        }
+    }
+
+    /// Adds what a child used to what the run will count.
+    fn count(&self, child: &UsageStats) {
+        let mut used = self.used.lock_or_recover();
+        used.tokens.input += child.tokens.input;
+        used.tokens.output += child.tokens.output;
+        used.tokens.cache_read += child.tokens.cache_read;
+        used.tokens.cache_write += child.tokens.cache_write;
+        used.tokens.total += child.tokens.total;
+        used.cost += child.cost;
+        used.llm_requests += child.llm_requests;
+    }
+}
+
+impl ChildRuns for ChildHost {
+    fn start(&self, task: ChildTask) -> BoxFuture<'_, Result<ChildOutcome, ChildRunError>> {
+        Box::pin(self.run_child(task))
+    }
+}
+
+/// A child's tools: the parent's, narrowed (offered as an extension's, since a child has no
+/// built-in set of its own).
+struct ParentTools(Vec<Arc<dyn Tool>>);
+
+impl Extension for ParentTools {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.0.clone()
+    }
+}
+
+/// The parent's gates on a child's calls: every call a child makes must be admitted by the
+/// parent's extensions (its hooks and approvals, asked on the parent's stream) and is audited
+/// by them; a child has no more rights than its parent.
+struct ParentGates(Vec<Arc<dyn Extension>>);
+
+impl Extension for ParentGates {
+    fn admit<'a>(
+        &'a self,
+        call: &'a crate::events::ToolCall,
+        input: Value,
+    ) -> BoxFuture<'a, crate::extension::Admission> {
+        Box::pin(async move {
+            let mut input = input;
+            for gate in &self.0 {
+                match gate.admit(call, input).await {
+                    crate::extension::Admission::Run(admitted) => input = admitted,
+                    refused @ crate::extension::Admission::Refuse(_) => return refused,
+                }
+            }
+            crate::extension::Admission::Run(input)
+        })
+    }
+
+    fn after_call<'a>(
+        &'a self,
+        call: &'a crate::events::ToolCall,
+        ending: crate::extension::ToolEnding<'a>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for gate in &self.0 {
+                gate.after_call(call, ending).await;
+            }
+        })
+    }
+
+    fn approver(&self) -> Option<Arc<dyn crate::tools::Approver>> {
+        self.0.iter().find_map(|gate| gate.approver())
+    }
+}
+
+/// A child's own stream: not written (its answer is the task's result; `subagent_start` and
+/// `subagent_end` show it in the parent's).
+struct Unwritten;
+
+impl EventSink for Unwritten {
+    fn write_line(&mut self, _line: &[u8]) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Session {
+    /// Counts what finished children used into the run's totals (where the budgets see it).
+    pub(super) fn count_children(&mut self) {
+        let used = self.children.take_used();
+        let stats = &mut self.state.stats;
+        stats.tokens.input += used.tokens.input;
+        stats.tokens.output += used.tokens.output;
+        stats.tokens.cache_read += used.tokens.cache_read;
+        stats.tokens.cache_write += used.tokens.cache_write;
+        stats.tokens.total += used.tokens.total;
+        stats.cost += used.cost;
+        stats.llm_requests += used.llm_requests;
+    }
+}

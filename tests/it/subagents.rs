@@ -1,0 +1,219 @@
+//! Subagents through the binary (`--subagents`): `task` calls run child agents in this
+//! process, at the same time, each shown as `subagent_start` / `subagent_end`, with their
+//! usage in the run's totals; the depth limit holds; a failing child is the task's error
+//! and its siblings and the parent go on; a signal stops the whole tree.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::mock_llm::*;
+use crate::support::{results, run_dynamo};
+
+/// One assistant message calling `task` once per `(id, prompt)`.
+fn tasks(calls: &[(&str, &str)]) -> Reply {
+    let mut frames = vec![role()];
+    for (index, (id, prompt)) in calls.iter().enumerate() {
+        frames.push(tool_call(
+            index as u32,
+            id,
+            "task",
+            &json!({"description": "look around", "prompt": prompt}).to_string(),
+        ));
+    }
+    frames.extend([finish("tool_calls"), usage(10, 5, 0), done()]);
+    Reply::Sse(frames)
+}
+
+/// An answer that takes `delay` to start.
+fn slow_answer(text_: &str, delay: Duration) -> Reply {
+    Reply::Sse(vec![
+        Frame::Delay(delay),
+        role(),
+        text(text_),
+        finish("stop"),
+        usage(100, 20, 0),
+        done(),
+    ])
+}
+
+#[test]
+fn three_children_run_at_once_and_their_answers_and_usage_come_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let delay = Duration::from_millis(400);
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "one"), ("t2", "two"), ("t3", "three")]),
+        slow_answer("a child's answer", delay),
+        slow_answer("a child's answer", delay),
+        slow_answer("a child's answer", delay),
+        answer("all three reported"),
+    ]);
+    let run = run_dynamo(dir.path(), &mock.url, &["--subagents"], "fan out");
+    run.assert_code(0);
+    let header_id = run.events[0]["id"].as_str().unwrap().to_string();
+
+    // Started together: every child's request arrived before the first child's answer could.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 5);
+    let children = &requests[1..4];
+    let spread =
+        children.iter().map(|r| r.at).max().unwrap() - children.iter().map(|r| r.at).min().unwrap();
+    assert!(spread < delay, "children's requests spread over {spread:?}");
+    // Each child was asked its own prompt, alone.
+    let prompts: BTreeSet<String> = children
+        .iter()
+        .map(|r| {
+            let messages = r.body["messages"].as_array().unwrap();
+            assert_eq!(messages.len(), 2, "a child sees only its own prompt");
+            messages[1]["content"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        prompts,
+        ["one", "three", "two"]
+            .map(String::from)
+            .into_iter()
+            .collect()
+    );
+
+    let starts = run.all("subagent_start");
+    let ends = run.all("subagent_end");
+    assert_eq!((starts.len(), ends.len()), (3, 3));
+    let ids: BTreeSet<&str> = starts
+        .iter()
+        .map(|s| s["childSessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "each child has its own session");
+    assert!(!ids.contains(header_id.as_str()));
+    for start in &starts {
+        assert_eq!(start["parentSessionId"], header_id.as_str());
+        assert_eq!(start["depth"], 1);
+        assert_eq!(start["description"], "look around");
+    }
+    for end in &ends {
+        assert_eq!(end["stopReason"], "stop");
+        assert_eq!(end["usage"]["total"], 120);
+    }
+    let answers = results(&run);
+    assert_eq!(
+        answers,
+        vec![("a child's answer".to_string(), false); 3],
+        "each task returns its child's answer"
+    );
+    // The run's totals count the children: 2 requests of its own, 3 of theirs.
+    let stats = run.stats();
+    assert_eq!(stats["llmRequests"], 5);
+    assert_eq!(stats["tokens"]["total"], 15 * 2 + 120 * 3);
+}
+
+#[test]
+fn a_child_at_the_depth_limit_cannot_start_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "go one level down")]),
+        // The child tries to go deeper.
+        tasks(&[("t2", "and one more")]),
+        answer("could not go deeper"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--max-subagent-depth", "1"],
+        "nest",
+    );
+    run.assert_code(0);
+    assert_eq!(
+        run.all("subagent_start").len(),
+        1,
+        "only the first child started"
+    );
+    // The child's own task call failed; its answer came back to the parent.
+    let child_request = &mock.requests()[2].body["messages"];
+    let refused: &Value = child_request.as_array().unwrap().last().unwrap();
+    assert_eq!(refused["role"], "tool");
+    assert_eq!(
+        refused["content"],
+        "The subagent failed: the child run failed: subagents nest at most 1 deep (--max-subagent-depth); this one would be 2 deep"
+    );
+    assert_eq!(
+        results(&run),
+        vec![("could not go deeper".to_string(), false)]
+    );
+}
+
+#[test]
+fn a_failing_child_is_its_task_s_error_and_the_rest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "this one fails")]),
+        status(400, r#"{"error":{"message":"bad request"}}"#),
+        answer("noted the failure"),
+    ]);
+    let run = run_dynamo(dir.path(), &mock.url, &["--subagents"], "try");
+    run.assert_code(0);
+    let end = run.first("subagent_end");
+    assert_eq!(end["stopReason"], "error");
+    let (text, is_error) = &results(&run)[0];
+    assert!(*is_error);
+    assert!(
+        text.starts_with("The subagent failed: the child run failed: model request to"),
+        "{text}"
+    );
+    assert!(text.contains("HTTP 400"), "{text}");
+    assert_eq!(run.first("agent_end")["stopReason"], "stop");
+}
+
+#[test]
+fn without_the_flag_there_is_no_task_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![answer("ok")]);
+    let run = run_dynamo(dir.path(), &mock.url, &[], "hi");
+    run.assert_code(0);
+    let tools = mock.requests()[0].body["tools"].as_array().unwrap().clone();
+    assert!(tools.iter().all(|t| t["function"]["name"] != "task"));
+    let mock = MockLlm::start(vec![answer("ok")]);
+    run_dynamo(dir.path(), &mock.url, &["--subagents"], "hi").assert_code(0);
+    let tools = mock.requests()[0].body["tools"].as_array().unwrap().clone();
+    assert!(tools.iter().any(|t| t["function"]["name"] == "task"));
+}
+
+#[test]
+fn a_child_s_calls_pass_the_parent_s_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "make a file")]),
+        call("c1", "bash", r#"{"command":"touch made.txt"}"#),
+        answer("bash was refused"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &[
+            "--subagents",
+            "--pre-tool-hook",
+            r#"if grep -q '"tool_name":"bash"'; then echo 'no commands here' >&2; exit 2; fi"#,
+        ],
+        "delegate",
+    );
+    run.assert_code(0);
+    assert!(!dir.path().join("made.txt").exists());
+    // The parent's stream shows the hook deciding on the child's call.
+    let decisions: Vec<(Value, Value)> = run
+        .all("hook_result")
+        .iter()
+        .map(|h| (h["toolName"].clone(), h["decision"].clone()))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![
+            (json!("task"), json!("allow")),
+            (json!("bash"), json!("deny"))
+        ]
+    );
+    let child_sees = &mock.requests()[2].body["messages"];
+    let refused = child_sees.as_array().unwrap().last().unwrap();
+    assert_eq!(refused["content"], "no commands here");
+}
