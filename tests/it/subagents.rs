@@ -217,3 +217,72 @@ fn a_child_s_calls_pass_the_parent_s_hooks() {
     let refused = child_sees.as_array().unwrap().last().unwrap();
     assert_eq!(refused["content"], "no commands here");
 }
+
+#[test]
+fn a_signal_mid_fan_out_stops_every_child_and_its_commands() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // Each child runs a command that records its host pid, then sleeps.
+    let sleeper = |name: &str| {
+        json!({"command": format!(
+            "sh -c 'read -r p _ < /proc/self/stat; echo $p > {name}; exec sleep 30'"
+        )})
+        .to_string()
+    };
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "sleep one"), ("t2", "sleep two")]),
+        call("c1", "bash", &sleeper("pid-a")),
+        call("c2", "bash", &sleeper("pid-b")),
+    ]);
+    let mut child = crate::support::worker_command(dir.path())
+        .args(["run", "--model", "dynamo/m", "--subagents", "--no-session"])
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"fan out").unwrap();
+    let pid = |name: &str| -> i32 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(pid) = std::fs::read_to_string(dir.path().join(name))
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+            {
+                return pid;
+            }
+            assert!(std::time::Instant::now() < deadline, "{name} never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let sleepers = [pid("pid-a"), pid("pid-b")];
+    let signalled = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id().cast_signed()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_secs(10));
+    let run = crate::support::Run::from_output(output);
+    run.assert_code(143);
+    assert_eq!(run.last()["type"], "usage_snapshot");
+    assert_eq!(run.all("subagent_end").len(), 2, "both children ended");
+    for end in run.all("subagent_end") {
+        assert_eq!(end["stopReason"], "aborted");
+    }
+    for sleeper in sleepers {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::path::Path::new(&format!("/proc/{sleeper}")).exists()
+            && std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+                .is_ok_and(|stat| !stat.contains(") Z"))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "process {sleeper} outlived the run"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
