@@ -286,3 +286,32 @@ fn a_signal_mid_fan_out_stops_every_child_and_its_commands() {
         }
     }
 }
+
+#[test]
+fn what_children_spend_counts_against_the_run_s_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = Duration::ZERO;
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "one"), ("t2", "two")]),
+        slow_answer("spent", quick),
+        slow_answer("spent", quick),
+        answer("never asked"),
+    ]);
+    // 15 tokens of its own, then 120 for each child: over 200 before the next request.
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--max-total-tokens", "200"],
+        "spend",
+    );
+    run.assert_code(3);
+    assert_eq!(
+        mock.requests().len(),
+        3,
+        "no request after the budget ran out"
+    );
+    let limit = run.first("limit_reached");
+    assert_eq!(limit["limit"], "max_total_tokens");
+    assert_eq!(limit["used"], 255.0);
+    assert_eq!(run.first("agent_end")["stopReason"], "budget_exceeded");
+}
