@@ -46,6 +46,8 @@ pub enum InputKind {
     AppKey,
     /// A skill's `SKILL.md`.
     Skill,
+    /// An agent definition (`.pi/agents/*.md`, `.claude/agents/*.md`).
+    AgentDefinition,
     /// A replay fixture (`--model replay/FILE`): every recorded request and response.
     ReplayFixture,
     /// A session file to resume.
@@ -67,7 +69,7 @@ impl InputKind {
             | InputKind::Prices
             | InputKind::Settings => MIB,
             InputKind::AuthFile | InputKind::Profile | InputKind::AppKey => 64 * KIB,
-            InputKind::Skill => 256 * KIB,
+            InputKind::Skill | InputKind::AgentDefinition => 256 * KIB,
             InputKind::Prompt => 16 * MIB,
             InputKind::ReplayFixture | InputKind::Session => 256 * MIB,
             InputKind::Trace => 1024 * MIB,

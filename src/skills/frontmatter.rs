@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 /// Why a `SKILL.md`'s frontmatter could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(super) enum FrontmatterError {
+pub(crate) enum FrontmatterError {
     /// The first line is not `---`.
     #[error("the file must start with a --- line")]
     NoOpening,
@@ -29,7 +29,8 @@ pub(super) enum FrontmatterError {
     UnclosedSingleQuote(String),
 }
 
-pub(super) fn parse(text: &str) -> Result<HashMap<String, String>, FrontmatterError> {
+/// The frontmatter's top-level scalar fields, by key.
+pub(crate) fn parse(text: &str) -> Result<HashMap<String, String>, FrontmatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {

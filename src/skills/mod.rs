@@ -23,7 +23,8 @@ use crate::events::{SkillEntry, SkillProblem, SkillsState, SkillsStatus};
 use crate::extension::{Extension, StatusLine};
 use crate::input_file::{InputKind, read_text};
 
-mod frontmatter;
+/// Also read by agent definitions, which share the `SKILL.md` header format.
+pub(crate) mod frontmatter;
 
 /// A skills directory is searched this deep for `SKILL.md` files.
 const MAX_DEPTH: usize = 4;
