@@ -315,3 +315,97 @@ fn what_children_spend_counts_against_the_run_s_budget() {
     assert_eq!(limit["used"], 255.0);
     assert_eq!(run.first("agent_end")["stopReason"], "budget_exceeded");
 }
+
+/// One assistant message calling `task` for agent `agent`.
+fn agent_task(id: &str, agent: &str) -> Reply {
+    Reply::Sse(vec![
+        role(),
+        tool_call(
+            0,
+            id,
+            "task",
+            &json!({"description": "review", "prompt": "review src", "agent": agent}).to_string(),
+        ),
+        finish("tool_calls"),
+        usage(10, 5, 0),
+        done(),
+    ])
+}
+
+#[test]
+fn an_agent_definition_narrows_the_child_and_cannot_widen_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep\nmax-turns: 3\n---\nYou review code and report bugs only.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("fetcher.md"),
+        "---\nname: fetcher\ndescription: Reads the web\ntools: WebFetch\n---\nFetch pages.\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        agent_task("t1", "reviewer"),
+        answer("no bugs"),
+        agent_task("t2", "fetcher"),
+        agent_task("t3", "nobody"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--no-web-search"],
+        "review",
+    );
+    run.assert_code(0);
+    let requests = mock.requests();
+    // The parent's task tool lists the agents.
+    let task_tool = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "task")
+        .unwrap()
+        .clone();
+    let listed = task_tool["function"]["description"].as_str().unwrap();
+    assert!(
+        listed.contains("- fetcher: Reads the web\n- reviewer: Reviews code for bugs"),
+        "{listed}"
+    );
+    // The reviewer's child: only read and grep, with its instructions.
+    let child = &requests[1].body;
+    let names: Vec<&str> = child["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "grep"]);
+    let system = child["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("\n\nYou review code and report bugs only.\n"),
+        "{system}"
+    );
+    assert_eq!(run.first("subagent_start")["agent"], "reviewer");
+    let answers = results(&run);
+    assert_eq!(answers[0], ("no bugs".to_string(), false));
+    // A definition asking for a tool the run does not have starts nothing.
+    assert_eq!(
+        answers[1],
+        (
+            "The subagent failed: the child run failed: a subagent cannot have tools its parent does not: web_fetch".to_string(),
+            true
+        )
+    );
+    assert_eq!(
+        answers[2],
+        (
+            "No agent named \"nobody\"; the agents are: fetcher, reviewer".to_string(),
+            true
+        )
+    );
+    assert_eq!(run.all("subagent_start").len(), 1);
+}
