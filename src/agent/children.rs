@@ -221,7 +221,18 @@ impl ChildHost {
             depth,
         }));
         let started = Instant::now();
-        let result = Box::pin(run(config, task.prompt, Box::new(Unwritten))).await;
+        let sink: Box<dyn EventSink> = match self.template.subagents.events {
+            crate::config::SubagentEvents::Summary => Box::new(Unwritten),
+            crate::config::SubagentEvents::Full => Box::new(Forwarded {
+                parent: self.stream.clone(),
+                tag: serde_json::json!({
+                    "toolCallId": task.call_id,
+                    "childSessionId": child_id.as_str(),
+                    "depth": depth,
+                }),
+            }),
+        };
+        let result = Box::pin(run(config, task.prompt, sink)).await;
         link.abort();
         self.count(&result.stats);
         self.stream.emit(&Event::SubagentEnd(&SubagentEnd {
@@ -311,6 +322,28 @@ impl Extension for ParentGates {
 
     fn approver(&self) -> Option<Arc<dyn crate::tools::Approver>> {
         self.0.iter().find_map(|gate| gate.approver())
+    }
+}
+
+/// A child's own stream, written into the parent's as it happens (`--subagent-events full`),
+/// each line tagged with the child it comes from; the child's header is left out
+/// (`subagent_start` stands for it).
+struct Forwarded {
+    parent: Emitter,
+    tag: Value,
+}
+
+impl EventSink for Forwarded {
+    fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+        let Ok(Value::Object(mut record)) = serde_json::from_slice::<Value>(line) else {
+            return Ok(());
+        };
+        if record.get("type").and_then(Value::as_str) == Some("session") {
+            return Ok(());
+        }
+        record.insert("subagent".to_string(), self.tag.clone());
+        self.parent.forward(&Value::Object(record));
+        Ok(())
     }
 }
 

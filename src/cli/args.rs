@@ -478,6 +478,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = crate::config::defaults::MAX_SUBAGENTS as u32, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_subagents: u32,
 
+    /// What of a subagent's own stream this one carries: summary (subagent_start and
+    /// subagent_end) or full (every line of it too, tagged with subagent).
+    #[arg(long, value_enum, default_value = "summary", value_name = "WHAT")]
+    pub subagent_events: crate::config::SubagentEvents,
+
     /// How deep subagents may nest (a subagent of the run is depth 1).
     #[arg(long, value_name = "N", default_value_t = crate::config::defaults::MAX_SUBAGENT_DEPTH)]
     pub max_subagent_depth: u32,

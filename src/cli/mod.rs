@@ -295,6 +295,7 @@ fn add_tool_extensions(
     config.subagents = crate::config::SubagentLimits {
         max_concurrent: args.max_subagents as usize,
         max_depth: args.max_subagent_depth,
+        events: args.subagent_events,
     };
     Ok(())
 }

@@ -136,13 +136,15 @@ pub struct RunConfig {
     pub parent: Option<ParentLink>,
 }
 
-/// `--max-subagents` and `--max-subagent-depth`.
+/// `--max-subagents`, `--max-subagent-depth` and `--subagent-events`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SubagentLimits {
     /// Child runs of one run at once; more wait their turn.
     pub max_concurrent: usize,
     /// How deep child runs may nest (a child of the run is depth 1).
     pub max_depth: u32,
+    /// What of a child's own stream the run's stream carries.
+    pub events: SubagentEvents,
 }
 
 impl Default for SubagentLimits {
@@ -150,8 +152,20 @@ impl Default for SubagentLimits {
         SubagentLimits {
             max_concurrent: defaults::MAX_SUBAGENTS,
             max_depth: defaults::MAX_SUBAGENT_DEPTH,
+            events: SubagentEvents::Summary,
         }
     }
+}
+
+/// What of a child run's stream the parent's carries (`--subagent-events`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SubagentEvents {
+    /// `subagent_start` and `subagent_end` only.
+    #[default]
+    Summary,
+    /// Also every line of the child's own stream (its header aside), as it happens, tagged
+    /// with `subagent: {toolCallId, childSessionId, depth}`.
+    Full,
 }
 
 /// What a child run has of its parent.

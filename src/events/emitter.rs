@@ -159,6 +159,12 @@ impl Emitter {
         self.inner.lock_or_recover().write(header);
     }
 
+    /// Writes a line another run wrote (a child run's event, already enveloped), as it is;
+    /// it is redacted again like every line.
+    pub fn forward(&self, record: &Value) {
+        self.inner.lock_or_recover().write(record);
+    }
+
     /// Writes one event line, with the session id as `sessionId` and the current time as
     /// `timestamp`.
     pub fn emit(&self, event: &Event<'_>) {

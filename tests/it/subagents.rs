@@ -409,3 +409,74 @@ fn an_agent_definition_narrows_the_child_and_cannot_widen_it() {
     );
     assert_eq!(run.all("subagent_start").len(), 1);
 }
+
+#[test]
+fn with_full_events_a_child_s_lines_come_tagged_between_its_start_and_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "say hi")]),
+        call("c1", "bash", r#"{"command":"echo hi"}"#),
+        answer("said hi"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--subagent-events", "full"],
+        "delegate",
+    );
+    run.assert_code(0);
+    let header_id = run.events[0]["id"].clone();
+    let start = run.first("subagent_start").clone();
+    let child_id = start["childSessionId"].clone();
+    let position = |pred: &dyn Fn(&Value) -> bool| run.events.iter().position(pred).unwrap();
+    let started = position(&|e| e["type"] == "subagent_start");
+    let ended = position(&|e| e["type"] == "subagent_end");
+    let tagged: Vec<&Value> = run
+        .events
+        .iter()
+        .filter(|e| e.get("subagent").is_some())
+        .collect();
+    assert!(!tagged.is_empty());
+    for line in &tagged {
+        assert_eq!(
+            line["subagent"],
+            json!({"toolCallId": "t1", "childSessionId": child_id, "depth": 1})
+        );
+        assert_eq!(line["sessionId"], child_id, "a child's line is its own");
+    }
+    assert!(
+        tagged.iter().all(|e| e["type"] != "session"),
+        "no second header"
+    );
+    let child_types: Vec<&str> = tagged.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert!(
+        child_types.contains(&"tool_execution_end"),
+        "{child_types:?}"
+    );
+    assert_eq!(child_types.last(), Some(&"usage_snapshot"));
+    let first_tagged = position(&|e| e.get("subagent").is_some());
+    let last_tagged = run
+        .events
+        .iter()
+        .rposition(|e| e.get("subagent").is_some())
+        .unwrap();
+    assert!(started < first_tagged && last_tagged < ended);
+    // Every other line is the run's own.
+    for line in run
+        .events
+        .iter()
+        .skip(1)
+        .filter(|e| e.get("subagent").is_none())
+    {
+        assert_eq!(line["sessionId"], header_id);
+    }
+    // Without the flag, none of the child's lines.
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "say hi")]),
+        answer("said hi"),
+        answer("done"),
+    ]);
+    let quiet = run_dynamo(dir.path(), &mock.url, &["--subagents"], "delegate");
+    assert!(quiet.events.iter().all(|e| e.get("subagent").is_none()));
+}
