@@ -125,6 +125,15 @@ pub struct RunNote {
     pub data: serde_json::Value,
 }
 
+/// A child run, as an extension that rides into it sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildOf<'a> {
+    /// The child's session id.
+    pub session_id: &'a str,
+    /// How deep it is (a child of the top run is 1).
+    pub depth: u32,
+}
+
 /// What [`Extension::finish`] returns: the future of the lines it prints at the end.
 pub type Finish<'a> = BoxFuture<'a, Vec<StatusLine>>;
 
@@ -215,6 +224,13 @@ pub trait Extension: Send + Sync {
     /// The stream is open (right after the status lines): an extension that writes lines of
     /// its own while the run goes on (answers to a controller, heartbeats) keeps `stream`.
     fn attach(&self, _stream: &Emitter) {}
+
+    /// This extension's part in a child run of this run (`None`: it has none). The child's
+    /// instance writes where this one does (the same trace, the same relay) under the child's
+    /// identity, linked to this run; closing what they share is this one's job.
+    fn for_child(&self, _child: ChildOf<'_>) -> Option<Arc<dyn Extension>> {
+        None
+    }
 
     /// Who decides the approvals tools ask for themselves (`RunServices::approve`); the first
     /// extension that has one does. Without any, every such approval is refused.

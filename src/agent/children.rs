@@ -165,10 +165,17 @@ impl ChildHost {
             allow: None,
             edit_scope: t.edit_scope.clone(),
         };
+        let child = crate::extension::ChildOf {
+            session_id: config.session_id.as_str(),
+            depth,
+        };
+        let riders: Vec<Arc<dyn Extension>> =
+            t.gates.iter().filter_map(|e| e.for_child(child)).collect();
         config.extensions = vec![
             Arc::new(ParentTools(tools)),
             Arc::new(ParentGates(t.gates.clone())),
         ];
+        config.extensions.extend(riders);
         config.subagents = t.subagents;
         config.parent = Some(ParentLink {
             session_id: self.session_id.clone(),

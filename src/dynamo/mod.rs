@@ -192,9 +192,13 @@ pub struct DynamoBridge {
     joins: ToolJoins<HeldRecord>,
     /// The model connection and model, for the end-of-session marker.
     model_server: OnceLock<(Arc<dyn Transport>, String)>,
-    relay: OnceLock<Relay>,
-    relay_error: Mutex<Option<String>>,
-    trace: Option<TraceFile>,
+    /// Shared with the bridges of child runs, which write through it.
+    relay: Arc<OnceLock<Relay>>,
+    relay_error: Arc<Mutex<Option<String>>>,
+    /// Shared with the bridges of child runs.
+    trace: Option<Arc<TraceFile>>,
+    /// A child run's bridge: the relay and the trace file are its parent's to open and close.
+    child: bool,
     /// Every record is redacted with these before it leaves (trace file and tee).
     secrets: Secrets,
     /// Start times of running tool calls: monotonic (for durations) and wall clock.
@@ -207,7 +211,7 @@ impl DynamoBridge {
         let trace = settings
             .trace_file
             .as_deref()
-            .map(|path| TraceFile::create(path, secrets.clone()))
+            .map(|path| TraceFile::create(path, secrets.clone()).map(Arc::new))
             .transpose()?;
         let protocol = Arc::new(ProtocolState::new(settings.protocol));
         let decorator = settings.decorate_requests.then(|| {
@@ -223,12 +227,47 @@ impl DynamoBridge {
             decorator,
             joins: ToolJoins::default(),
             model_server: OnceLock::new(),
-            relay: OnceLock::new(),
-            relay_error: Mutex::new(None),
+            relay: Arc::new(OnceLock::new()),
+            relay_error: Arc::new(Mutex::new(None)),
             trace,
+            child: false,
             secrets,
             started: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The bridge of a child run: the child's own trajectory, its parent this run's, over
+    /// this run's relay and trace file; its requests name the request whose response asked
+    /// for the child (`parent_request_id`).
+    fn child_bridge(&self, child: crate::extension::ChildOf<'_>) -> DynamoBridge {
+        let mut settings = self.settings.clone();
+        settings.identity = AgentIdentity {
+            trajectory_id: child.session_id.to_string(),
+            parent_trajectory_id: Some(self.settings.identity.trajectory_id.clone()),
+            ..self.settings.identity.clone()
+        };
+        settings.session_final = false;
+        settings.parent_request_id = self.joins.source();
+        let decorator = settings.decorate_requests.then(|| {
+            Arc::new(BridgeDecorator {
+                identity: IdentityDecorator::new(settings.identity.clone(), self.protocol.clone()),
+                hints: Arc::new(Hints::new(settings.hints.clone())),
+                sent: AtomicU64::new(0),
+            })
+        });
+        DynamoBridge {
+            settings,
+            protocol: self.protocol.clone(),
+            decorator,
+            joins: ToolJoins::default(),
+            model_server: OnceLock::new(),
+            relay: self.relay.clone(),
+            relay_error: self.relay_error.clone(),
+            trace: self.trace.clone(),
+            child: true,
+            secrets: self.secrets.clone(),
+            started: Mutex::new(HashMap::new()),
+        }
     }
 
     fn publish(&self, event_type: EventType, time: u64, tool: &ToolEvent) {
@@ -310,10 +349,19 @@ impl Extension for DynamoBridge {
         }
     }
 
+    fn for_child(&self, child: crate::extension::ChildOf<'_>) -> Option<Arc<dyn Extension>> {
+        self.settings
+            .is_active()
+            .then(|| Arc::new(self.child_bridge(child)) as Arc<dyn Extension>)
+    }
+
     fn start(&self) {
         let Some(settings) = &self.settings.tool_events else {
             return;
         };
+        if self.child {
+            return;
+        }
         match Relay::start(&settings.endpoint, &settings.topic, settings.capacity) {
             Ok(relay) => {
                 let _ = self.relay.set(relay);
@@ -468,6 +516,9 @@ impl Extension for DynamoBridge {
             for held in self.joins.drain() {
                 self.publish(held.event_type, held.time, &held.tool);
             }
+            if self.child {
+                return Vec::new();
+            }
             let session_final = self.mark_session_final(stop).await;
             let hints_refused = self
                 .decorator
@@ -482,7 +533,7 @@ impl Extension for DynamoBridge {
                     ))
                 })
                 .collect();
-            let trace_error = self.trace.as_ref().and_then(TraceFile::error);
+            let trace_error = self.trace.as_deref().and_then(TraceFile::error);
             let counts = match self.relay.get() {
                 Some(relay) => Some(relay.close(RELAY_LINGER).await),
                 None => None,

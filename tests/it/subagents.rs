@@ -480,3 +480,68 @@ fn with_full_events_a_child_s_lines_come_tagged_between_its_start_and_end() {
     let quiet = run_dynamo(dir.path(), &mock.url, &["--subagents"], "delegate");
     assert!(quiet.events.iter().all(|e| e.get("subagent").is_none()));
 }
+
+#[test]
+fn a_child_s_requests_and_trace_rows_carry_its_lineage() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "look")]),
+        call("c1", "ls", "{}"),
+        answer("seen"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--trace-file", trace.to_str().unwrap()],
+        "delegate",
+    );
+    run.assert_code(0);
+    let parent = run.events[0]["id"].as_str().unwrap().to_string();
+    let child = run.first("subagent_start")["childSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let requests = mock.requests();
+    // The parent's requests name only it; the child's name it and its parent.
+    let context = |i: usize| requests[i].body["nvext"]["agent_context"].clone();
+    assert_eq!(context(0)["trajectory_id"], parent.as_str());
+    assert!(context(0).get("parent_trajectory_id").is_none());
+    for i in [1, 2] {
+        assert_eq!(context(i)["trajectory_id"], child.as_str(), "request {i}");
+        assert_eq!(context(i)["parent_trajectory_id"], parent.as_str());
+        assert_eq!(context(i)["session_id"], context(0)["session_id"]);
+        assert_eq!(
+            requests[i]
+                .headers
+                .get("x-dynamo-parent-session-id")
+                .map(String::as_str),
+            Some(parent.as_str())
+        );
+    }
+    assert_eq!(context(3)["trajectory_id"], parent.as_str());
+    // The trace file: the child's rows under its own trajectory, linked to the parent, and
+    // its tool row names the parent's request that asked for the child.
+    let rows: Vec<Value> = crate::support::read_jsonl(&trace)
+        .into_iter()
+        .map(|row| row["event"].clone())
+        .collect();
+    let child_rows: Vec<&Value> = rows
+        .iter()
+        .filter(|row| row["agent_context"]["trajectory_id"] == child.as_str())
+        .collect();
+    assert!(child_rows.len() >= 3, "{rows:?}");
+    for row in &child_rows {
+        assert_eq!(
+            row["agent_context"]["parent_trajectory_id"],
+            parent.as_str()
+        );
+    }
+    let child_tool = child_rows
+        .iter()
+        .find(|row| row["event_type"] == "tool_end")
+        .unwrap();
+    let asked_by = requests[0].headers.get("x-request-id").unwrap();
+    assert_eq!(child_tool["tool"]["parent_request_id"], asked_by.as_str());
+}
