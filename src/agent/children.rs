@@ -55,6 +55,8 @@ struct Template {
     tools: Vec<Arc<dyn Tool>>,
     /// The parent's extensions: a child's calls pass the same gates (hooks, approvals).
     gates: Vec<Arc<dyn Extension>>,
+    /// Where the parent's session file is: a child's goes beside it.
+    session_dir: Option<std::path::PathBuf>,
 }
 
 impl ChildHost {
@@ -66,6 +68,7 @@ impl ChildHost {
         session_id: &SessionId,
         budget: RunServices,
         files: crate::tools::FileLocks,
+        session_dir: Option<std::path::PathBuf>,
     ) -> ChildHost {
         ChildHost {
             template: Template {
@@ -83,6 +86,7 @@ impl ChildHost {
                 subagents: config.subagents,
                 tools: tools.iter().cloned().collect(),
                 gates: config.extensions.clone(),
+                session_dir,
             },
             connected: OnceLock::new(),
             slots: tokio::sync::Semaphore::new(config.subagents.max_concurrent.max(1)),
@@ -111,10 +115,34 @@ impl ChildHost {
         &self,
         task: &ChildTask,
         depth: u32,
-        connected: Connected,
+        mut connected: Connected,
         control: RunControl,
     ) -> Result<RunConfig, ChildRunError> {
         let t = &self.template;
+        let refuse = |why: String| Err(ChildRunError::Failed(why));
+        if let Some(model) = &task.model {
+            // The child asks over the parent's connection: another model of the same server.
+            match model.split_once('/') {
+                Some((provider, id)) if provider == connected.provider && !id.is_empty() => {
+                    connected.model = id.to_string();
+                }
+                _ => {
+                    return refuse(format!(
+                        "a subagent's model must be one the run's provider serves ({}/<id>), not {model:?}",
+                        connected.provider
+                    ));
+                }
+            }
+        }
+        let thinking = match &task.thinking {
+            None => t.thinking,
+            Some(level) => {
+                match <crate::config::ThinkingLevel as clap::ValueEnum>::from_str(level, true) {
+                    Ok(level) => Some(level),
+                    Err(_) => return refuse(format!("unknown thinking level {level:?}")),
+                }
+            }
+        };
         let tools: Vec<Arc<dyn Tool>> = match &task.tools {
             None => t.tools.clone(),
             Some(names) => {
@@ -138,7 +166,26 @@ impl ChildHost {
         };
         let left = self.budget.remaining();
         let mut config = RunConfig::new(t.cwd.clone(), t.model.clone());
-        config.thinking = t.thinking;
+        config.thinking = thinking;
+        if let Some(dir) = &t.session_dir {
+            let writer = crate::session::SessionWriter::create(
+                dir,
+                config.session_id.as_str(),
+                &t.cwd,
+                Some(self.session_id.as_str()),
+                t.secrets.clone(),
+            )
+            .map_err(|err| {
+                ChildRunError::Failed(format!("cannot create the subagent's session file: {err}"))
+            })?;
+            config.session = Some(crate::config::SessionSetup {
+                writer: Some(writer),
+                history: Vec::new(),
+                resumed: None,
+                prior_entries: 0,
+                torn: None,
+            });
+        }
         config.limits = Limits {
             max_turns: task.max_turns.or(t.limits.max_turns),
             timeout: left.time,
@@ -219,6 +266,11 @@ impl ChildHost {
         };
         let config = self.child_config(&task, depth, connected, control)?;
         let child_id = config.session_id.clone();
+        let session_file = config
+            .session
+            .as_ref()
+            .and_then(|setup| setup.writer.as_ref())
+            .map(|writer| writer.path().display().to_string());
         self.stream.emit(&Event::SubagentStart(&SubagentStart {
             tool_call_id: task.call_id.clone(),
             child_session_id: child_id.as_str().to_string(),
@@ -226,6 +278,7 @@ impl ChildHost {
             agent: task.agent.clone(),
             description: task.description.clone(),
             depth,
+            session_file,
         }));
         let started = Instant::now();
         let sink: Box<dyn EventSink> = match self.template.subagents.events {
@@ -241,7 +294,7 @@ impl ChildHost {
         };
         let result = Box::pin(run(config, task.prompt, sink)).await;
         link.abort();
-        self.count(&result.stats);
+        self.count(child_id.as_str(), task.agent.clone(), &result.stats);
         self.stream.emit(&Event::SubagentEnd(&SubagentEnd {
             tool_call_id: task.call_id,
             child_session_id: child_id.as_str().to_string(),
@@ -264,8 +317,15 @@ impl ChildHost {
     }
 
     /// Adds what a child used to what the run will count.
-    fn count(&self, child: &UsageStats) {
+    fn count(&self, child_session_id: &str, agent: Option<String>, child: &UsageStats) {
         let mut used = self.used.lock_or_recover();
+        used.subagents.push(crate::events::SubagentUsage {
+            child_session_id: child_session_id.to_string(),
+            agent,
+            tokens: child.tokens.clone(),
+            cost: child.cost,
+            llm_requests: child.llm_requests,
+        });
         used.tokens.input += child.tokens.input;
         used.tokens.output += child.tokens.output;
         used.tokens.cache_read += child.tokens.cache_read;
@@ -376,5 +436,6 @@ impl Session {
         stats.tokens.total += used.tokens.total;
         stats.cost += used.cost;
         stats.llm_requests += used.llm_requests;
+        stats.subagents.extend(used.subagents);
     }
 }

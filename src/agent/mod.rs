@@ -299,6 +299,10 @@ impl Session {
             &session_id,
             services.clone(),
             files.clone(),
+            session
+                .as_ref()
+                .and_then(|writer| writer.path().parent())
+                .map(std::path::Path::to_path_buf),
         ));
         let services = services.with_child_runs(children.clone());
         let tool_ctx = ToolContext {

@@ -42,7 +42,7 @@ pub use output::{OutputError, OutputKind};
 pub use schema::json_schema;
 pub use serving::{Serving, ServingTotals};
 pub use status::*;
-pub use subagents::{SubagentEnd, SubagentStart};
+pub use subagents::{SubagentEnd, SubagentStart, SubagentUsage};
 
 /// Announced in the header as `eventSchema`.
 pub const EVENT_SCHEMA_VERSION: u32 = 1;

@@ -203,6 +203,10 @@ pub struct UsageStats {
     /// Serving totals, when any request had a serving report (see `turn_end.serving`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serving: Option<ServingTotals>,
+    /// What each subagent used (already counted in the totals above), in the order they
+    /// ended; absent when the run started none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<super::SubagentUsage>,
     /// Counters of the subsystems riding along (`webCalls`, `webFetchesBlocked`, ...).
     #[serde(flatten)]
     pub counters: std::collections::BTreeMap<String, u64>,

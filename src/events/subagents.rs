@@ -24,6 +24,27 @@ pub struct SubagentStart {
     pub description: String,
     /// How deep it is: a child of the top run is 1.
     pub depth: u32,
+    /// Its session file (absent with `--no-session`); the file's header names the parent's
+    /// session as `parentSession`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+}
+
+/// One subagent's share of the run's totals (`usage_snapshot.stats.subagents`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentUsage {
+    /// The child's session id.
+    pub child_session_id: String,
+    /// The agent definition it ran (absent: the general agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Its tokens.
+    pub tokens: TokenTotals,
+    /// Its cost, in US dollars.
+    pub cost: f64,
+    /// Its model requests.
+    pub llm_requests: u32,
 }
 
 /// `subagent_end`: a child run is over.

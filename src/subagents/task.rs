@@ -86,6 +86,8 @@ impl TaskTool {
         task.agent = Some(agent.name.clone());
         task.tools.clone_from(&agent.tools);
         task.max_turns = agent.max_turns;
+        task.model.clone_from(&agent.model);
+        task.thinking.clone_from(&agent.thinking);
         task.instructions = Some(agent.instructions.clone()).filter(|text| !text.is_empty());
         Ok(task)
     }

@@ -125,6 +125,10 @@ pub struct ChildTask {
     pub instructions: Option<String>,
     /// The definition's turn limit.
     pub max_turns: Option<u32>,
+    /// The definition's model, `provider/id`; `None`: the parent's.
+    pub model: Option<String>,
+    /// The definition's reasoning effort (`off` … `xhigh`); `None`: the parent's.
+    pub thinking: Option<String>,
 }
 
 /// How a child run ended.

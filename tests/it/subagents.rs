@@ -545,3 +545,106 @@ fn a_child_s_requests_and_trace_rows_carry_its_lineage() {
     let asked_by = requests[0].headers.get("x-request-id").unwrap();
     assert_eq!(child_tool["tool"]["parent_request_id"], asked_by.as_str());
 }
+
+#[test]
+fn a_definition_s_model_and_thinking_apply_and_each_child_s_usage_is_itemized() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(".pi/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("quick.md"),
+        "---\nname: quick\ndescription: Answers fast\nmodel: dynamo/small-model\nthinking: high\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("elsewhere.md"),
+        "---\nname: elsewhere\ndescription: Another provider\nmodel: openai/gpt-4o\n---\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        agent_task("t1", "quick"),
+        slow_answer("quick answer", Duration::ZERO),
+        agent_task("t2", "elsewhere"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(dir.path(), &mock.url, &["--subagents"], "delegate");
+    run.assert_code(0);
+    let requests = mock.requests();
+    assert_eq!(requests[0].body["model"], "mock-model");
+    assert_eq!(requests[1].body["model"], "small-model");
+    assert_eq!(requests[1].body["reasoning_effort"], "high");
+    assert!(requests[0].body.get("reasoning_effort").is_none());
+    assert_eq!(
+        results(&run)[1],
+        (
+            "The subagent failed: the child run failed: a subagent's model must be one the run's provider serves (dynamo/<id>), not \"openai/gpt-4o\"".to_string(),
+            true
+        )
+    );
+    let itemized = run.stats()["subagents"].as_array().unwrap().clone();
+    assert_eq!(itemized.len(), 1);
+    assert_eq!(itemized[0]["agent"], "quick");
+    assert_eq!(
+        itemized[0]["childSessionId"],
+        run.first("subagent_start")["childSessionId"]
+    );
+    assert_eq!(itemized[0]["tokens"]["total"], 120);
+    assert_eq!(itemized[0]["llmRequests"], 1);
+}
+
+#[test]
+fn a_child_s_session_file_sits_beside_the_parent_s_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "look")]),
+        answer("seen it"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &[
+            "--subagents",
+            "--session-dir",
+            sessions.path().to_str().unwrap(),
+        ],
+        "delegate",
+    );
+    run.assert_code(0);
+    let parent_file = run.events[0]["sessionFile"].as_str().unwrap().to_string();
+    let start = run.first("subagent_start");
+    let child_file = start["sessionFile"].as_str().unwrap().to_string();
+    assert_eq!(
+        std::path::Path::new(&child_file).parent(),
+        std::path::Path::new(&parent_file).parent()
+    );
+    let child = crate::support::read_jsonl(std::path::Path::new(&child_file));
+    assert_eq!(child[0]["type"], "session");
+    assert_eq!(child[0]["id"], start["childSessionId"]);
+    assert_eq!(child[0]["parentSession"], run.events[0]["id"]);
+    let texts: Vec<String> = child
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| {
+            e["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(texts, ["look", "seen it"]);
+    // With --no-session, none.
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "look")]),
+        answer("seen it"),
+        answer("done"),
+    ]);
+    let quiet = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--no-session"],
+        "delegate",
+    );
+    assert!(quiet.first("subagent_start").get("sessionFile").is_none());
+}
