@@ -612,11 +612,98 @@ fn cache_run(stack: &Stack, hints: bool) -> f64 {
     ratio
 }
 
+/// A run that fans out to two subagents (`task`) through the forwarding server: Dynamo's
+/// trace holds the run's requests on its trajectory and each child's on a trajectory of its
+/// own whose parent is the run's. Prints how much of the siblings' first prompts Dynamo
+/// served from its prefix cache, against the shared prefix (system prompt and tools).
+fn subagent_run(stack: &Stack) -> f64 {
+    let version = stack.version;
+    let ws = tempfile::tempdir().unwrap();
+    let trajectory = format!("fanout-{version}");
+    let task = |id: &str, index: u32, prompt: &str| {
+        tool_call(
+            index,
+            id,
+            "task",
+            &json!({"description": "look", "prompt": prompt}).to_string(),
+        )
+    };
+    let forwarder = MockLlm::start_forwarding(
+        &stack.url(),
+        vec![
+            Reply::Sse(vec![
+                role(),
+                task("t1", 0, "list the files here"),
+                task("t2", 1, "read the README"),
+                finish("tool_calls"),
+                done(),
+            ]),
+            answer("a child's answer"),
+            answer("a child's answer"),
+            answer("both answered"),
+        ],
+    );
+    let run = run_worker(
+        ws.path(),
+        &[
+            "--model",
+            &format!("dynamo/{}", stack.model),
+            "--max-tokens",
+            "8",
+            "--subagents",
+        ],
+        "split this in two",
+        &[
+            ("DYNAMO_BASE_URL", &forwarder.url),
+            ("DYN_AGENT_SESSION_ID", "e2e-session"),
+            ("DYN_AGENT_TRAJECTORY_ID", &trajectory),
+        ],
+    );
+    run.assert_code(0);
+    let children: Vec<String> = run
+        .all("subagent_start")
+        .iter()
+        .map(|start| start["childSessionId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(children.len(), 2, "{version}");
+    let rows = stack.rows_until(|rows| {
+        of_type(rows, "request_end", &trajectory).len() == 2
+            && children
+                .iter()
+                .all(|child| of_type(rows, "request_end", child).len() == 1)
+    });
+    assert_eq!(
+        of_type(&rows, "request_end", &trajectory).len(),
+        2,
+        "{version}: the run's two requests on its own trajectory\n{}",
+        stack.logs()
+    );
+    let (mut cached, mut input) = (0, 0);
+    for child in &children {
+        let row = of_type(&rows, "request_end", child)[0];
+        assert_eq!(
+            identity(row),
+            (Some(child.clone()), Some(trajectory.clone())),
+            "{version}: a child is a trajectory under the run's"
+        );
+        let count = |key: &str| row["event"]["request"][key].as_u64().unwrap_or(0);
+        cached += count("cached_tokens");
+        input += count("input_tokens");
+    }
+    let ratio = cached as f64 / input.max(1) as f64;
+    println!(
+        "dynamo {version}: subagents: the siblings' first requests were served {cached} of {input} prompt tokens from cache ({:.1}%)",
+        ratio * 100.0
+    );
+    ratio
+}
+
 fn exercise(version: &'static str, expected_protocol: &str) {
     let cache = cache();
     let stack = Stack::boot(&cache, version);
     direct_run(&stack, expected_protocol);
     tool_run(&stack, expected_protocol);
+    subagent_run(&stack);
     serving_run(&stack);
     for hints in [true, false] {
         let ratio = cache_run(&stack, hints);
