@@ -14,6 +14,10 @@
 //! trace, on the same trajectory, after the request that asked for it, and a subagent
 //! started from bash must land with its rewritten trajectory and parent.
 //!
+//! Subagents: a run fanning out to two `task` children lands each child on a trajectory of
+//! its own under the run's, and prints the share of the siblings' first prompts Dynamo served
+//! from its prefix cache.
+//!
 //! Serving: a run with every hint and `--session-final` must not fail over a hint, must
 //! report the worker Dynamo says served it, and must end its session in Dynamo's trace; a
 //! five-turn task through the forwarding server, with hints and without, prints the share
