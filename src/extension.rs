@@ -132,6 +132,8 @@ pub struct ChildOf<'a> {
     pub session_id: &'a str,
     /// How deep it is (a child of the top run is 1).
     pub depth: u32,
+    /// The call of the parent's that started it (a `task` call).
+    pub call_id: &'a str,
 }
 
 /// What [`Extension::finish`] returns: the future of the lines it prints at the end.

@@ -215,6 +215,7 @@ impl ChildHost {
         let child = crate::extension::ChildOf {
             session_id: config.session_id.as_str(),
             depth,
+            call_id: &task.call_id,
         };
         let riders: Vec<Arc<dyn Extension>> =
             t.gates.iter().filter_map(|e| e.for_child(child)).collect();

@@ -113,6 +113,9 @@ pub(super) struct Otel {
     state: Mutex<State>,
     /// Finished tool spans, ended once the request carrying their result back is known.
     joins: ToolJoins<(Context, SystemTime)>,
+    /// A child run's telemetry: it exports through its parent's providers, and leaves
+    /// flushing and shutting them down to the parent.
+    child: bool,
 }
 
 impl Otel {
@@ -207,6 +210,53 @@ impl Otel {
             parent,
             state: Mutex::new(State::default()),
             joins: ToolJoins::default(),
+            child: false,
+        })
+    }
+
+    /// The telemetry of a child run: its session span under the parent's span of the call
+    /// that started it, over the parent's providers; `None` when nothing is exported.
+    fn child_otel(&self, child: crate::extension::ChildOf<'_>) -> Option<Otel> {
+        if self.tracer.is_none() && self.meter.is_none() {
+            return None;
+        }
+        let parent = {
+            let state = self.state();
+            state
+                .tools
+                .get(child.call_id)
+                .map(|(cx, _)| cx.clone())
+                .or_else(|| state.session.clone())
+                .unwrap_or_default()
+        };
+        let mut settings = self.settings.clone();
+        settings.session_id = crate::ids::SessionId::parse(child.session_id).ok()?;
+        settings.identity = self
+            .settings
+            .identity
+            .clone()
+            .map(|identity| super::AgentIdentity {
+                trajectory_id: child.session_id.to_string(),
+                parent_trajectory_id: Some(identity.trajectory_id.clone()),
+                ..identity
+            });
+        Some(Otel {
+            tracer: self.tracer.as_ref().map(|(provider, _)| {
+                let tracer = BoxedTracer::new(Box::new(provider.tracer(SCOPE)));
+                (provider.clone(), tracer)
+            }),
+            meter: self.meter.as_ref().map(|(provider, _)| {
+                let instruments = Instruments::new(&provider.meter(SCOPE), &settings.names);
+                (provider.clone(), instruments)
+            }),
+            settings,
+            status: self.status.clone(),
+            trace_failure: self.trace_failure.clone(),
+            metric_failure: self.metric_failure.clone(),
+            parent,
+            state: Mutex::new(State::default()),
+            joins: ToolJoins::default(),
+            child: true,
         })
     }
 
@@ -478,6 +528,11 @@ impl Extension for Otel {
         self.joins.hold((cx, SystemTime::now()));
     }
 
+    fn for_child(&self, child: crate::extension::ChildOf<'_>) -> Option<Arc<dyn Extension>> {
+        self.child_otel(child)
+            .map(|otel| Arc::new(otel) as Arc<dyn Extension>)
+    }
+
     fn noted(&self, note: &RunNote) {
         if self.tracer.is_none() {
             return;
@@ -537,6 +592,10 @@ impl Extension for Otel {
                 }
                 span.end();
             }
+        }
+        if self.child {
+            // The parent flushes and shuts down the providers they share.
+            return Box::pin(async { Vec::new() });
         }
         let tracer = self.tracer.as_ref().map(|(provider, _)| provider.clone());
         let meter = self.meter.as_ref().map(|(provider, _)| provider.clone());

@@ -576,3 +576,57 @@ fn control_records_are_span_events_of_the_session() {
         (true.into(), "hook".into())
     );
 }
+
+#[test]
+fn a_subagent_s_spans_nest_under_the_task_call_that_started_it() {
+    let collector = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        call(
+            "t1",
+            "task",
+            &serde_json::json!({"description": "look", "prompt": "list the files"}).to_string(),
+        ),
+        call("c1", "ls", "{}"),
+        answer("two files"),
+        answer("the child saw two files"),
+    ]);
+    let run = run_worker(
+        dir.path(),
+        &[
+            "--model",
+            "dynamo/m",
+            "--otel",
+            "--otel-endpoint",
+            &collector.url,
+            "--subagents",
+        ],
+        "delegate",
+        &[("DYNAMO_BASE_URL", mock.url.as_str())],
+    );
+    run.assert_code(0);
+    let spans = collector.spans();
+    let sessions = named(&spans, "worker.session");
+    assert_eq!(sessions.len(), 2, "the run's and the child's");
+    let task = named(&spans, "execute_tool task")[0];
+    let child = sessions
+        .iter()
+        .find(|s| s.parent_span_id == task.span_id)
+        .expect("the child's session span is under the task call's span");
+    assert_eq!(child.trace_id, task.trace_id);
+    let child_id = run.first("subagent_start")["childSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        string(child, "gen_ai.conversation.id").as_deref(),
+        Some(child_id.as_str())
+    );
+    // The child's own tool span is under one of its turns.
+    let ls = named(&spans, "execute_tool ls")[0];
+    let child_turn = spans
+        .iter()
+        .find(|s| s.span_id == ls.parent_span_id)
+        .unwrap();
+    assert_eq!(child_turn.parent_span_id, child.span_id);
+}
