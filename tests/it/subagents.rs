@@ -648,3 +648,126 @@ fn a_child_s_session_file_sits_beside_the_parent_s_and_names_it() {
     );
     assert!(quiet.first("subagent_start").get("sessionFile").is_none());
 }
+
+#[test]
+fn a_chain_three_deep_runs_within_a_depth_of_three() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "level one")]),
+        tasks(&[("t2", "level two")]),
+        tasks(&[("t3", "level three")]),
+        answer("bottom"),
+        answer("level two saw bottom"),
+        answer("level one saw two"),
+        answer("top saw one"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &[
+            "--subagents",
+            "--max-subagent-depth",
+            "3",
+            "--subagent-events",
+            "full",
+        ],
+        "go deep",
+    );
+    run.assert_code(0);
+    // With full events, the deeper starts come tagged by the child that started them.
+    let depths: Vec<u64> = run
+        .all("subagent_start")
+        .iter()
+        .map(|s| s["depth"].as_u64().unwrap())
+        .collect();
+    assert_eq!(depths, [1, 2, 3]);
+    // The run's own task call got level one's answer; the deeper answers came tagged.
+    let own: Vec<&Value> = run
+        .all("tool_execution_end")
+        .into_iter()
+        .filter(|e| e.get("subagent").is_none())
+        .collect();
+    assert_eq!(own.len(), 1);
+    assert_eq!(crate::support::result_text(own[0]), "level one saw two");
+    // Each level's parent is the level above.
+    let starts = run.all("subagent_start");
+    assert_eq!(starts[1]["parentSessionId"], starts[0]["childSessionId"]);
+    assert_eq!(starts[2]["parentSessionId"], starts[1]["childSessionId"]);
+}
+
+#[test]
+fn the_timeout_mid_fan_out_stops_every_child_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let sleep = json!({"command": "sleep 30"}).to_string();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "one"), ("t2", "two")]),
+        call("c1", "bash", &sleep),
+        call("c2", "bash", &sleep),
+    ]);
+    let started = std::time::Instant::now();
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--timeout", "2s"],
+        "fan out",
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    run.assert_code(3);
+    assert_eq!(run.first("limit_reached")["limit"], "timeout");
+    let ends = run.all("subagent_end");
+    assert_eq!(ends.len(), 2);
+    assert!(
+        ends.iter().all(|e| e["stopReason"] == "timeout"),
+        "{ends:?}"
+    );
+}
+
+#[test]
+fn perfetto_draws_each_child_on_a_track_named_by_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "look")]),
+        call("c1", "ls", "{}"),
+        answer("seen"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--trace-file", trace.to_str().unwrap()],
+        "delegate",
+    );
+    run.assert_code(0);
+    let parent = run.events[0]["id"].as_str().unwrap().to_string();
+    let child = run.first("subagent_start")["childSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = dir.path().join("trace.json");
+    let converted = crate::support::worker_command(dir.path())
+        .args(["trace", "perfetto"])
+        .arg(&trace)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(converted.status.success());
+    let chrome: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let tracks: Vec<String> = chrome["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(tracks.contains(&parent), "{tracks:?}");
+    assert!(
+        tracks.contains(&format!("{child} (parent {parent})")),
+        "{tracks:?}"
+    );
+}
