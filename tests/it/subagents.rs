@@ -771,3 +771,40 @@ fn perfetto_draws_each_child_on_a_track_named_by_its_parent() {
         "{tracks:?}"
     );
 }
+
+#[test]
+fn resuming_the_run_keeps_what_its_children_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "find the answer")]),
+        answer("forty-two"),
+        answer("the child found it"),
+    ]);
+    let dir_arg = sessions.path().to_str().unwrap();
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--session-dir", dir_arg],
+        "delegate",
+    );
+    run.assert_code(0);
+    let file = run.events[0]["sessionFile"].as_str().unwrap().to_string();
+    let mock = MockLlm::start(vec![answer("still forty-two")]);
+    let resumed = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--session-dir", dir_arg, "--resume", &file],
+        "what was it?",
+    );
+    resumed.assert_code(0);
+    let sent = mock.requests()[0].body["messages"].clone();
+    let task_result = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "t1")
+        .unwrap()
+        .clone();
+    assert_eq!(task_result["content"], "forty-two");
+}
