@@ -119,73 +119,22 @@ impl ChildHost {
         control: RunControl,
     ) -> Result<RunConfig, ChildRunError> {
         let t = &self.template;
-        let refuse = |why: String| Err(ChildRunError::Failed(why));
         if let Some(model) = &task.model {
-            // The child asks over the parent's connection: another model of the same server.
-            match model.split_once('/') {
-                Some((provider, id)) if provider == connected.provider && !id.is_empty() => {
-                    connected.model = id.to_string();
-                }
-                _ => {
-                    return refuse(format!(
-                        "a subagent's model must be one the run's provider serves ({}/<id>), not {model:?}",
-                        connected.provider
-                    ));
-                }
-            }
+            connected.model = other_model(model, &connected.provider)?;
         }
         let thinking = match &task.thinking {
             None => t.thinking,
-            Some(level) => {
-                match <crate::config::ThinkingLevel as clap::ValueEnum>::from_str(level, true) {
-                    Ok(level) => Some(level),
-                    Err(_) => return refuse(format!("unknown thinking level {level:?}")),
-                }
-            }
+            Some(level) => Some(
+                <crate::config::ThinkingLevel as clap::ValueEnum>::from_str(level, true).map_err(
+                    |_| ChildRunError::Failed(format!("unknown thinking level {level:?}")),
+                )?,
+            ),
         };
-        let tools: Vec<Arc<dyn Tool>> = match &task.tools {
-            None => t.tools.clone(),
-            Some(names) => {
-                let missing: Vec<&str> = names
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|name| !t.tools.iter().any(|tool| tool.name() == *name))
-                    .collect();
-                if !missing.is_empty() {
-                    return Err(ChildRunError::Failed(format!(
-                        "a subagent cannot have tools its parent does not: {}",
-                        missing.join(", ")
-                    )));
-                }
-                t.tools
-                    .iter()
-                    .filter(|tool| names.iter().any(|name| name == tool.name()))
-                    .cloned()
-                    .collect()
-            }
-        };
+        let tools = self.child_tools(task.tools.as_deref())?;
         let left = self.budget.remaining();
         let mut config = RunConfig::new(t.cwd.clone(), t.model.clone());
         config.thinking = thinking;
-        if let Some(dir) = &t.session_dir {
-            let writer = crate::session::SessionWriter::create(
-                dir,
-                config.session_id.as_str(),
-                &t.cwd,
-                Some(self.session_id.as_str()),
-                t.secrets.clone(),
-            )
-            .map_err(|err| {
-                ChildRunError::Failed(format!("cannot create the subagent's session file: {err}"))
-            })?;
-            config.session = Some(crate::config::SessionSetup {
-                writer: Some(writer),
-                history: Vec::new(),
-                resumed: None,
-                prior_entries: 0,
-                torn: None,
-            });
-        }
+        config.session = self.child_session(&config.session_id)?;
         config.limits = Limits {
             max_turns: task.max_turns.or(t.limits.max_turns),
             timeout: left.time,
@@ -232,6 +181,60 @@ impl ChildHost {
             files: self.files.clone(),
         });
         Ok(config)
+    }
+
+    /// The parent's tools a child may use: all of them, or the named ones, every one of which
+    /// the parent must have.
+    fn child_tools(&self, names: Option<&[String]>) -> Result<Vec<Arc<dyn Tool>>, ChildRunError> {
+        let tools = &self.template.tools;
+        let Some(names) = names else {
+            return Ok(tools.clone());
+        };
+        let missing: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|name| !tools.iter().any(|tool| tool.name() == *name))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ChildRunError::Failed(format!(
+                "a subagent cannot have tools its parent does not: {}",
+                missing.join(", ")
+            )));
+        }
+        Ok(tools
+            .iter()
+            .filter(|tool| names.iter().any(|name| name == tool.name()))
+            .cloned()
+            .collect())
+    }
+
+    /// A child's session file, beside the parent's and naming it; none when the parent has
+    /// none.
+    fn child_session(
+        &self,
+        child: &SessionId,
+    ) -> Result<Option<crate::config::SessionSetup>, ChildRunError> {
+        let t = &self.template;
+        let Some(dir) = &t.session_dir else {
+            return Ok(None);
+        };
+        let writer = crate::session::SessionWriter::create(
+            dir,
+            child.as_str(),
+            &t.cwd,
+            Some(self.session_id.as_str()),
+            t.secrets.clone(),
+        )
+        .map_err(|err| {
+            ChildRunError::Failed(format!("cannot create the subagent's session file: {err}"))
+        })?;
+        Ok(Some(crate::config::SessionSetup {
+            writer: Some(writer),
+            history: Vec::new(),
+            resumed: None,
+            prior_entries: 0,
+            torn: None,
+        }))
     }
 
     async fn run_child(&self, task: ChildTask) -> Result<ChildOutcome, ChildRunError> {
@@ -340,6 +343,17 @@ impl ChildHost {
 impl ChildRuns for ChildHost {
     fn start(&self, task: ChildTask) -> BoxFuture<'_, Result<ChildOutcome, ChildRunError>> {
         Box::pin(self.run_child(task))
+    }
+}
+
+/// The model id of `model` (`provider/id`), which must be one the run's `provider` serves:
+/// a child asks over the parent's connection.
+fn other_model(model: &str, provider: &str) -> Result<String, ChildRunError> {
+    match model.split_once('/') {
+        Some((named, id)) if named == provider && !id.is_empty() => Ok(id.to_string()),
+        _ => Err(ChildRunError::Failed(format!(
+            "a subagent's model must be one the run's provider serves ({provider}/<id>), not {model:?}"
+        ))),
     }
 }
 

@@ -34,6 +34,7 @@ use crate::extension::{
 use crate::sync::LockExt;
 
 mod attributes;
+mod child;
 use attributes::{finish_reason, serving_attributes};
 
 /// The instrumentation scope: the program that instruments, whatever the namespace.
@@ -211,52 +212,6 @@ impl Otel {
             state: Mutex::new(State::default()),
             joins: ToolJoins::default(),
             child: false,
-        })
-    }
-
-    /// The telemetry of a child run: its session span under the parent's span of the call
-    /// that started it, over the parent's providers; `None` when nothing is exported.
-    fn child_otel(&self, child: crate::extension::ChildOf<'_>) -> Option<Otel> {
-        if self.tracer.is_none() && self.meter.is_none() {
-            return None;
-        }
-        let parent = {
-            let state = self.state();
-            state
-                .tools
-                .get(child.call_id)
-                .map(|(cx, _)| cx.clone())
-                .or_else(|| state.session.clone())
-                .unwrap_or_default()
-        };
-        let mut settings = self.settings.clone();
-        settings.session_id = crate::ids::SessionId::parse(child.session_id).ok()?;
-        settings.identity = self
-            .settings
-            .identity
-            .clone()
-            .map(|identity| super::AgentIdentity {
-                trajectory_id: child.session_id.to_string(),
-                parent_trajectory_id: Some(identity.trajectory_id.clone()),
-                ..identity
-            });
-        Some(Otel {
-            tracer: self.tracer.as_ref().map(|(provider, _)| {
-                let tracer = BoxedTracer::new(Box::new(provider.tracer(SCOPE)));
-                (provider.clone(), tracer)
-            }),
-            meter: self.meter.as_ref().map(|(provider, _)| {
-                let instruments = Instruments::new(&provider.meter(SCOPE), &settings.names);
-                (provider.clone(), instruments)
-            }),
-            settings,
-            status: self.status.clone(),
-            trace_failure: self.trace_failure.clone(),
-            metric_failure: self.metric_failure.clone(),
-            parent,
-            state: Mutex::new(State::default()),
-            joins: ToolJoins::default(),
-            child: true,
         })
     }
 
