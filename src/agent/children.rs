@@ -330,13 +330,7 @@ impl ChildHost {
             cost: child.cost,
             llm_requests: child.llm_requests,
         });
-        used.tokens.input += child.tokens.input;
-        used.tokens.output += child.tokens.output;
-        used.tokens.cache_read += child.tokens.cache_read;
-        used.tokens.cache_write += child.tokens.cache_write;
-        used.tokens.total += child.tokens.total;
-        used.cost += child.cost;
-        used.llm_requests += child.llm_requests;
+        add_spending(&mut used, child);
     }
 }
 
@@ -443,14 +437,18 @@ impl Session {
     /// Counts what finished children used into the run's totals (where the budgets see it).
     pub(super) fn count_children(&mut self) {
         let used = self.children.take_used();
-        let stats = &mut self.state.stats;
-        stats.tokens.input += used.tokens.input;
-        stats.tokens.output += used.tokens.output;
-        stats.tokens.cache_read += used.tokens.cache_read;
-        stats.tokens.cache_write += used.tokens.cache_write;
-        stats.tokens.total += used.tokens.total;
-        stats.cost += used.cost;
-        stats.llm_requests += used.llm_requests;
-        stats.subagents.extend(used.subagents);
+        add_spending(&mut self.state.stats, &used);
+        self.state.stats.subagents.extend(used.subagents);
     }
+}
+
+/// Adds what `from` spent (tokens, cost, model requests) to `into`.
+fn add_spending(into: &mut UsageStats, from: &UsageStats) {
+    into.tokens.input += from.tokens.input;
+    into.tokens.output += from.tokens.output;
+    into.tokens.cache_read += from.tokens.cache_read;
+    into.tokens.cache_write += from.tokens.cache_write;
+    into.tokens.total += from.tokens.total;
+    into.cost += from.cost;
+    into.llm_requests += from.llm_requests;
 }

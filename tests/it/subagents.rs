@@ -26,6 +26,44 @@ fn tasks(calls: &[(&str, &str)]) -> Reply {
     Reply::Sse(frames)
 }
 
+/// A run that starts one child, which calls `ls`, with `--trace-file`.
+struct Traced {
+    run: crate::support::Run,
+    mock: MockLlm,
+    trace: std::path::PathBuf,
+    parent: String,
+    child: String,
+}
+
+fn traced_fan_out(dir: &std::path::Path) -> Traced {
+    let trace = dir.join("trace.jsonl");
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "look")]),
+        call("c1", "ls", "{}"),
+        answer("seen"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(
+        dir,
+        &mock.url,
+        &["--subagents", "--trace-file", trace.to_str().unwrap()],
+        "delegate",
+    );
+    run.assert_code(0);
+    let parent = run.events[0]["id"].as_str().unwrap().to_string();
+    let child = run.first("subagent_start")["childSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    Traced {
+        run,
+        mock,
+        trace,
+        parent,
+        child,
+    }
+}
+
 /// An answer that takes `delay` to start.
 fn slow_answer(text_: &str, delay: Duration) -> Reply {
     Reply::Sse(vec![
@@ -484,25 +522,9 @@ fn with_full_events_a_child_s_lines_come_tagged_between_its_start_and_end() {
 #[test]
 fn a_child_s_requests_and_trace_rows_carry_its_lineage() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("trace.jsonl");
-    let mock = MockLlm::start(vec![
-        tasks(&[("t1", "look")]),
-        call("c1", "ls", "{}"),
-        answer("seen"),
-        answer("done"),
-    ]);
-    let run = run_dynamo(
-        dir.path(),
-        &mock.url,
-        &["--subagents", "--trace-file", trace.to_str().unwrap()],
-        "delegate",
-    );
-    run.assert_code(0);
-    let parent = run.events[0]["id"].as_str().unwrap().to_string();
-    let child = run.first("subagent_start")["childSessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let traced = traced_fan_out(dir.path());
+    let (run, mock, trace) = (&traced.run, &traced.mock, &traced.trace);
+    let (parent, child) = (traced.parent.clone(), traced.child.clone());
     let requests = mock.requests();
     // The parent's requests name only it; the child's name it and its parent.
     let context = |i: usize| requests[i].body["nvext"]["agent_context"].clone();
@@ -729,25 +751,9 @@ fn the_timeout_mid_fan_out_stops_every_child_within_the_budget() {
 #[test]
 fn perfetto_draws_each_child_on_a_track_named_by_its_parent() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("trace.jsonl");
-    let mock = MockLlm::start(vec![
-        tasks(&[("t1", "look")]),
-        call("c1", "ls", "{}"),
-        answer("seen"),
-        answer("done"),
-    ]);
-    let run = run_dynamo(
-        dir.path(),
-        &mock.url,
-        &["--subagents", "--trace-file", trace.to_str().unwrap()],
-        "delegate",
-    );
-    run.assert_code(0);
-    let parent = run.events[0]["id"].as_str().unwrap().to_string();
-    let child = run.first("subagent_start")["childSessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let traced = traced_fan_out(dir.path());
+    let (run, mock, trace) = (&traced.run, &traced.mock, &traced.trace);
+    let (parent, child) = (traced.parent.clone(), traced.child.clone());
     let out = dir.path().join("trace.json");
     let converted = crate::support::worker_command(dir.path())
         .args(["trace", "perfetto"])
