@@ -28,7 +28,6 @@ fn tasks(calls: &[(&str, &str)]) -> Reply {
 
 /// A run that starts one child, which calls `ls`, with `--trace-file`.
 struct Traced {
-    run: crate::support::Run,
     mock: MockLlm,
     trace: std::path::PathBuf,
     parent: String,
@@ -56,7 +55,6 @@ fn traced_fan_out(dir: &std::path::Path) -> Traced {
         .unwrap()
         .to_string();
     Traced {
-        run,
         mock,
         trace,
         parent,
@@ -523,7 +521,7 @@ fn with_full_events_a_child_s_lines_come_tagged_between_its_start_and_end() {
 fn a_child_s_requests_and_trace_rows_carry_its_lineage() {
     let dir = tempfile::tempdir().unwrap();
     let traced = traced_fan_out(dir.path());
-    let (run, mock, trace) = (&traced.run, &traced.mock, &traced.trace);
+    let (mock, trace) = (&traced.mock, &traced.trace);
     let (parent, child) = (traced.parent.clone(), traced.child.clone());
     let requests = mock.requests();
     // The parent's requests name only it; the child's name it and its parent.
@@ -545,7 +543,7 @@ fn a_child_s_requests_and_trace_rows_carry_its_lineage() {
     assert_eq!(context(3)["trajectory_id"], parent.as_str());
     // The trace file: the child's rows under its own trajectory, linked to the parent, and
     // its tool row names the parent's request that asked for the child.
-    let rows: Vec<Value> = crate::support::read_jsonl(&trace)
+    let rows: Vec<Value> = crate::support::read_jsonl(trace)
         .into_iter()
         .map(|row| row["event"].clone())
         .collect();
@@ -752,12 +750,11 @@ fn the_timeout_mid_fan_out_stops_every_child_within_the_budget() {
 fn perfetto_draws_each_child_on_a_track_named_by_its_parent() {
     let dir = tempfile::tempdir().unwrap();
     let traced = traced_fan_out(dir.path());
-    let (run, mock, trace) = (&traced.run, &traced.mock, &traced.trace);
-    let (parent, child) = (traced.parent.clone(), traced.child.clone());
+    let (trace, parent, child) = (&traced.trace, &traced.parent, &traced.child);
     let out = dir.path().join("trace.json");
     let converted = crate::support::worker_command(dir.path())
         .args(["trace", "perfetto"])
-        .arg(&trace)
+        .arg(trace)
         .arg("-o")
         .arg(&out)
         .output()
@@ -771,7 +768,7 @@ fn perfetto_draws_each_child_on_a_track_named_by_its_parent() {
         .filter(|e| e["name"] == "thread_name")
         .map(|e| e["args"]["name"].as_str().unwrap().to_string())
         .collect();
-    assert!(tracks.contains(&parent), "{tracks:?}");
+    assert!(tracks.contains(parent), "{tracks:?}");
     assert!(
         tracks.contains(&format!("{child} (parent {parent})")),
         "{tracks:?}"
