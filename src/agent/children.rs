@@ -150,6 +150,14 @@ impl ChildHost {
             },
             ..t.prompt.clone()
         };
+        config.output_schema = match &task.output_schema {
+            None => None,
+            Some(schema) => Some(Arc::new(
+                crate::output::OutputSchema::new(schema.clone()).map_err(|err| {
+                    ChildRunError::Failed(format!("the agent's output schema: {err}"))
+                })?,
+            )),
+        };
         config.control = control;
         config.retain_records = false;
         config.secrets = t.secrets.clone();
@@ -311,6 +319,7 @@ impl ChildHost {
             Ok(ChildOutcome {
                 session_id: child_id.as_str().to_string(),
                 final_text: result.final_text,
+                structured_output: result.structured_output,
                 stats: result.stats,
             })
         } else {

@@ -71,6 +71,9 @@ pub struct AgentDefinition {
     pub thinking: Option<String>,
     /// The most turns it may take, when the file says.
     pub max_turns: Option<u32>,
+    /// The JSON Schema its final answer must be valid against (`output-schema: FILE`, the
+    /// file relative to the definition's); the task then returns that JSON.
+    pub output_schema: Option<serde_json::Value>,
     /// The body after the front matter, trimmed: appended to the child's system prompt.
     pub instructions: String,
     /// The file it was read from.
@@ -230,6 +233,11 @@ fn parse(text: &str, source: &Path) -> Result<AgentDefinition, String> {
             ));
         }
     };
+    let output_schema = fields
+        .get("output-schema")
+        .or_else(|| fields.get("output_schema"))
+        .map(|file| read_schema(source, &file))
+        .transpose()?;
     Ok(AgentDefinition {
         name,
         description,
@@ -237,9 +245,24 @@ fn parse(text: &str, source: &Path) -> Result<AgentDefinition, String> {
         model: fields.get("model"),
         thinking,
         max_turns,
+        output_schema,
         instructions: body.trim().to_string(),
         source: source.to_path_buf(),
     })
+}
+
+/// The schema `output-schema` names, relative to the definition's directory: read with the
+/// output schema's cap, and compiled once here so a bad one is the definition's problem, not
+/// a failed task later.
+fn read_schema(source: &Path, file: &str) -> Result<serde_json::Value, String> {
+    let path = source.parent().unwrap_or(Path::new(".")).join(file);
+    let text = read_text(&path, InputKind::OutputSchema)
+        .map_err(|err| format!("output-schema {file}: cannot read: {err}"))?;
+    let schema: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|err| format!("output-schema {file}: not JSON: {err}"))?;
+    crate::output::OutputSchema::new(schema.clone())
+        .map_err(|err| format!("output-schema {file}: {err}"))?;
+    Ok(schema)
 }
 
 /// Claude Code's rule: lowercase letters, digits and hyphens, at most 64 of them.

@@ -88,6 +88,7 @@ impl TaskTool {
         task.max_turns = agent.max_turns;
         task.model.clone_from(&agent.model);
         task.thinking.clone_from(&agent.thinking);
+        task.output_schema.clone_from(&agent.output_schema);
         task.instructions = Some(agent.instructions.clone()).filter(|text| !text.is_empty());
         Ok(task)
     }
@@ -131,16 +132,23 @@ impl Tool for TaskTool {
                 .start_child(task)
                 .await
                 .map_err(|err| ToolError::new(format!("The subagent failed: {err}")))?;
-            let text = outcome
-                .final_text
-                .unwrap_or_else(|| "(the subagent finished without an answer)".to_string());
+            let text = match &outcome.structured_output {
+                Some(value) => value.to_string(),
+                None => outcome
+                    .final_text
+                    .unwrap_or_else(|| "(the subagent finished without an answer)".to_string()),
+            };
+            let mut details = json!({
+                "sessionId": outcome.session_id,
+                "tokens": outcome.stats.tokens.total,
+                "cost": outcome.stats.cost,
+            });
+            if let Some(value) = outcome.structured_output {
+                details["structuredOutput"] = value;
+            }
             Ok(ToolResult {
                 content: vec![TextContent::text(text)],
-                details: Some(json!({
-                    "sessionId": outcome.session_id,
-                    "tokens": outcome.stats.tokens.total,
-                    "cost": outcome.stats.cost,
-                })),
+                details: Some(details),
             })
         })
     }

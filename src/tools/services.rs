@@ -129,6 +129,8 @@ pub struct ChildTask {
     pub model: Option<String>,
     /// The definition's reasoning effort (`off` … `xhigh`); `None`: the parent's.
     pub thinking: Option<String>,
+    /// A JSON Schema the child's final answer must be valid against.
+    pub output_schema: Option<serde_json::Value>,
 }
 
 /// How a child run ended.
@@ -138,6 +140,8 @@ pub struct ChildOutcome {
     pub session_id: String,
     /// Its last assistant text.
     pub final_text: Option<String>,
+    /// Its final answer as JSON, valid against the task's output schema, when it had one.
+    pub structured_output: Option<serde_json::Value>,
     /// What it used, counted into the parent's budget.
     pub stats: UsageStats,
 }

@@ -45,7 +45,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("skills", &["events", "extension", "input_file"]),
     (
         "subagents",
-        &["events", "extension", "input_file", "skills", "tools"],
+        &[
+            "events",
+            "extension",
+            "input_file",
+            "output",
+            "skills",
+            "tools",
+        ],
     ),
     ("file_search", &["events", "extension", "tools"]),
     (

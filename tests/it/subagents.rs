@@ -811,3 +811,78 @@ fn resuming_the_run_keeps_what_its_children_answered() {
         .clone();
     assert_eq!(task_result["content"], "forty-two");
 }
+
+#[test]
+fn an_agent_with_an_output_schema_returns_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(".pi/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("verdict.json"),
+        r#"{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"}},"additionalProperties":false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("judge.md"),
+        "---\nname: judge\ndescription: Says yes or no\noutput-schema: verdict.json\n---\nAnswer with the verdict.\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        agent_task("t1", "judge"),
+        answer("```json\n{\"ok\": true}\n```"),
+        agent_task("t2", "judge"),
+        answer("yes"),
+        answer("still yes"),
+        answer("done"),
+    ]);
+    let run = run_dynamo(dir.path(), &mock.url, &["--subagents"], "judge it");
+    run.assert_code(0);
+    let ends = run.all("tool_execution_end");
+    assert_eq!(crate::support::result_text(ends[0]), r#"{"ok":true}"#);
+    assert_eq!(
+        ends[0]["result"]["details"]["structuredOutput"],
+        json!({"ok": true})
+    );
+    // The child is asked to keep to the schema, and one that cannot is the task's error.
+    let child_system = mock.requests()[1].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        child_system.contains("valid against this JSON Schema"),
+        "{child_system}"
+    );
+    let (failed, is_error) = &results(&run)[1];
+    assert!(*is_error);
+    assert!(
+        failed.starts_with("The subagent failed: the child run failed: the final answer does not match --output-schema"),
+        "{failed}"
+    );
+}
+
+#[test]
+fn max_subagents_makes_the_others_wait_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let delay = Duration::from_millis(300);
+    let mock = MockLlm::start(vec![
+        tasks(&[("t1", "one"), ("t2", "two")]),
+        slow_answer("first", delay),
+        slow_answer("second", delay),
+        answer("both"),
+    ]);
+    let run = run_dynamo(
+        dir.path(),
+        &mock.url,
+        &["--subagents", "--max-subagents", "1"],
+        "fan out",
+    );
+    run.assert_code(0);
+    let requests = mock.requests();
+    // The second child asked only once the first had its answer.
+    let gap = requests[2].at - requests[1].at;
+    assert!(
+        gap >= delay,
+        "the second child started {gap:?} after the first"
+    );
+    assert_eq!(results(&run).len(), 2);
+}

@@ -52,6 +52,7 @@ fn a_claude_code_definition_maps_its_tools() {
             model: Some("dynamo/some-model".into()),
             thinking: Some("low".into()),
             max_turns: Some(8),
+            output_schema: None,
             instructions: "You are a careful reviewer.\n\nSay what is missing.".into(),
             source: file,
         }
@@ -322,4 +323,51 @@ fn no_input_panics() {
     );
     let block = parse(inputs[8], Path::new("x.md")).unwrap();
     assert_eq!(block.tools, Some(vec!["read".into(), "bash".into()]));
+}
+
+#[test]
+fn an_output_schema_is_read_beside_the_definition_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("verdict.json"),
+        r#"{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("broken.json"), r#"{"type": 7}"#).unwrap();
+    std::fs::write(
+        dir.path().join("judge.md"),
+        "---\nname: judge\ndescription: Says yes or no\noutput-schema: verdict.json\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad.md"),
+        "---\nname: bad\ndescription: Broken schema\noutput-schema: broken.json\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("lost.md"),
+        "---\nname: lost\ndescription: No schema file\noutput-schema: nowhere.json\n---\n",
+    )
+    .unwrap();
+    let defs = Definitions::read(&[dir.path().to_path_buf()]);
+    let judge = defs.get("judge").unwrap();
+    assert_eq!(
+        judge.output_schema.as_ref().unwrap()["required"],
+        serde_json::json!(["ok"])
+    );
+    assert!(defs.get("bad").is_none() && defs.get("lost").is_none());
+    let messages: Vec<&str> = defs.problems().iter().map(|p| p.message.as_str()).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("output-schema broken.json: not a valid JSON Schema")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("output-schema nowhere.json: cannot read")),
+        "{messages:?}"
+    );
 }

@@ -81,6 +81,7 @@ async fn without_an_approver_or_a_host_nothing_is_allowed() {
                 Ok(ChildOutcome {
                     session_id: "child".into(),
                     final_text: Some(task.prompt),
+                    structured_output: None,
                     stats: UsageStats::default(),
                 })
             })
