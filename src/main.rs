@@ -246,12 +246,14 @@ fn usage_error(message: &str) -> ExitStatus {
 /// them (a panic message and a server's error body included).
 static SECRETS: OnceLock<Secrets> = OnceLock::new();
 
-/// Every line worker writes to stderr, redacted. stderr may be closed too; a failed warning
-/// is not worth a panic.
+/// Every line worker writes to stderr, redacted, in one write: a stderr shared with other
+/// processes (a guardian, sibling runs) gets whole lines, never pieces of two. stderr may be
+/// closed too; a failed warning is not worth a panic.
 fn warn(message: &str) {
     let message = match SECRETS.get() {
         Some(secrets) => secrets.redact(message),
         None => message.into(),
     };
-    let _ = writeln!(std::io::stderr(), "worker: {message}");
+    let line = format!("worker: {message}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
