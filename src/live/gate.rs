@@ -124,13 +124,7 @@ async fn run_pre_hooks(
         let started = Instant::now();
         let verdict = hook
             .pre_tool(
-                &PreToolUse {
-                    session_id: &shared.session_id,
-                    cwd: &cwd,
-                    tool_name: &call.name,
-                    tool_input: &input,
-                    tool_use_id: call.id.as_str(),
-                },
+                &hook_call(shared, &cwd, call, &input),
                 &shared.cwd,
                 shared.hook_timeout,
             )
@@ -238,6 +232,22 @@ fn resolve(
     }));
 }
 
+/// What a hook is told of `call`, with `input` as its arguments.
+fn hook_call<'a>(
+    shared: &'a Shared,
+    cwd: &'a str,
+    call: &'a ToolCall,
+    input: &'a Value,
+) -> PreToolUse<'a> {
+    PreToolUse {
+        session_id: &shared.session_id,
+        cwd,
+        tool_name: &call.name,
+        tool_input: input,
+        tool_use_id: call.id.as_str(),
+    }
+}
+
 /// The post-tool hooks, one after the other; a failure is a warning at the end.
 pub(super) async fn after_call(shared: &Shared, call: &ToolCall, ending: ToolEnding<'_>) {
     if shared.post_hooks.is_empty() {
@@ -251,11 +261,7 @@ pub(super) async fn after_call(shared: &Shared, call: &ToolCall, ending: ToolEnd
     });
     for hook in &shared.post_hooks {
         let input = PostToolUse {
-            session_id: &shared.session_id,
-            cwd: &cwd,
-            tool_name: &call.name,
-            tool_input: &call.arguments,
-            tool_use_id: call.id.as_str(),
+            call: hook_call(shared, &cwd, call, &call.arguments),
             tool_response: &response,
         };
         let ran = tokio::select! {

@@ -39,7 +39,7 @@ const STDERR_TAIL_BYTES: usize = 1000;
 
 /// What a PreToolUse hook reads on stdin, as one JSON object:
 /// `{"session_id","cwd","hook_event_name":"PreToolUse","tool_name","tool_input","tool_use_id"}`.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct PreToolUse<'a> {
     /// The run's session.
     pub session_id: &'a str,
@@ -55,18 +55,10 @@ pub struct PreToolUse<'a> {
 
 /// What a PostToolUse hook reads on stdin: the fields of [`PreToolUse`] with
 /// `hook_event_name` "PostToolUse", plus `tool_response`.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct PostToolUse<'a> {
-    /// The run's session.
-    pub session_id: &'a str,
-    /// The directory the run works in.
-    pub cwd: &'a str,
-    /// The tool that was called.
-    pub tool_name: &'a str,
-    /// The call's arguments.
-    pub tool_input: &'a Value,
-    /// The call's id.
-    pub tool_use_id: &'a str,
+    /// The call, as its PreToolUse hooks saw it.
+    pub call: PreToolUse<'a>,
     /// What the tool returned.
     pub tool_response: &'a Value,
 }
@@ -85,33 +77,29 @@ struct HookInput<'a> {
     tool_response: Option<&'a Value>,
 }
 
+impl<'a> HookInput<'a> {
+    fn new(call: &PreToolUse<'a>, event: Event, tool_response: Option<&'a Value>) -> Self {
+        HookInput {
+            session_id: call.session_id,
+            cwd: call.cwd,
+            hook_event_name: event.name(),
+            tool_name: call.tool_name,
+            tool_input: call.tool_input,
+            tool_use_id: call.tool_use_id,
+            tool_response,
+        }
+    }
+}
+
 impl Serialize for PreToolUse<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        HookInput {
-            session_id: self.session_id,
-            cwd: self.cwd,
-            hook_event_name: Event::Pre.name(),
-            tool_name: self.tool_name,
-            tool_input: self.tool_input,
-            tool_use_id: self.tool_use_id,
-            tool_response: None,
-        }
-        .serialize(serializer)
+        HookInput::new(self, Event::Pre, None).serialize(serializer)
     }
 }
 
 impl Serialize for PostToolUse<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        HookInput {
-            session_id: self.session_id,
-            cwd: self.cwd,
-            hook_event_name: Event::Post.name(),
-            tool_name: self.tool_name,
-            tool_input: self.tool_input,
-            tool_use_id: self.tool_use_id,
-            tool_response: Some(self.tool_response),
-        }
-        .serialize(serializer)
+        HookInput::new(&self.call, Event::Post, Some(self.tool_response)).serialize(serializer)
     }
 }
 

@@ -371,11 +371,13 @@ async fn post_tool_gets_the_response_and_reports_a_failure() {
     let f = Fixture::new();
     let response = json!({"output": "total 0", "exitCode": 0});
     let input = PostToolUse {
-        session_id: "session-1",
-        cwd: f.cwd(),
-        tool_name: "bash",
-        tool_input: &f.tool_input,
-        tool_use_id: "call-1",
+        call: PreToolUse {
+            session_id: "session-1",
+            cwd: f.cwd(),
+            tool_name: "bash",
+            tool_input: &f.tool_input,
+            tool_use_id: "call-1",
+        },
         tool_response: &response,
     };
     f.hook("cat > input.json")
@@ -429,11 +431,13 @@ fn the_runs_can_be_spawned() {
     send(hook.pre_tool(&f.input(), f.dir.path(), LONG));
     send(hook.post_tool(
         &PostToolUse {
-            session_id: "s",
-            cwd: "/",
-            tool_name: "bash",
-            tool_input: &response,
-            tool_use_id: "c",
+            call: PreToolUse {
+                session_id: "s",
+                cwd: "/",
+                tool_name: "bash",
+                tool_input: &response,
+                tool_use_id: "c",
+            },
             tool_response: &response,
         },
         f.dir.path(),
