@@ -84,11 +84,14 @@ pub(super) fn handle(shared: &Shared, command: Command) {
                 shared.control.hurry();
                 return;
             }
+            // Stopped before it is said: a signal sent on seeing `control_abort` is the second
+            // stop, never the first. The loop's closing lines wait for this command to be
+            // handled whole (`run_ending` takes the same lock), so they still come after it.
             shared.advance(Phase::Stopping);
-            shared.emit(&Event::ControlAbort(&ControlAbort {
-                reason: reason.clone(),
-            }));
-            shared.control.abort_with_note(AbortReason::Command, reason);
+            shared
+                .control
+                .abort_with_note(AbortReason::Command, reason.clone());
+            shared.emit(&Event::ControlAbort(&ControlAbort { reason }));
         }
         _ if phase == Phase::Ended => answer(Err("the run has ended".to_string())),
         _ if phase == Phase::Stopping => answer(Err("the run is stopping".to_string())),

@@ -303,6 +303,8 @@ impl Extension for Live {
     }
 
     fn run_ending(&self) {
+        // A command being handled finishes first: its lines come before the closing ones.
+        let _answering = self.shared.answering.lock_or_recover();
         self.shared.advance(Phase::Ended);
         self.shared.done.cancel();
     }

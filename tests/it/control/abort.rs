@@ -118,12 +118,7 @@ fn an_abort_without_a_reason_says_so() {
 fn a_second_abort_ends_the_process_at_once() {
     let dir = tempfile::tempdir().unwrap();
     // The command ignores SIGTERM, so the first abort waits out the kill grace.
-    let command = format!("trap '' TERM; {SLEEPER}");
-    let mock = MockLlm::start(vec![call("c1", "bash", &bash(&command))]);
-    let mut run = Controlled::start(dir.path(), &mock, &["--control", "stdin"]);
-    run.send(&prompt("task"));
-    run.wait_for("tool_execution_start");
-    let pid = sleeper_pid(dir.path());
+    let (mut run, _mock, pid) = stubborn_command(dir.path());
     run.send(&json!({"type": "abort", "reason": "first"}));
     run.wait_for("control_abort");
     run.send(&json!({"type": "abort", "reason": "second", "id": "a2"}));
@@ -141,12 +136,7 @@ fn a_second_abort_ends_the_process_at_once() {
 fn a_signal_while_an_abort_winds_down_ends_the_process_at_once() {
     let dir = tempfile::tempdir().unwrap();
     // The command ignores SIGTERM, so the abort waits out the kill grace.
-    let command = format!("trap '' TERM; {SLEEPER}");
-    let mock = MockLlm::start(vec![call("c1", "bash", &bash(&command))]);
-    let mut run = Controlled::start(dir.path(), &mock, &["--control", "stdin"]);
-    run.send(&prompt("task"));
-    run.wait_for("tool_execution_start");
-    let pid = sleeper_pid(dir.path());
+    let (mut run, _mock, pid) = stubborn_command(dir.path());
     run.send(&json!({"type": "abort", "reason": "first"}));
     run.wait_for("control_abort");
     let worker = nix::unistd::Pid::from_raw(run.child.id().cast_signed());
@@ -163,12 +153,7 @@ fn commands_after_an_abort_are_refused_as_stopping() {
     let dir = tempfile::tempdir().unwrap();
     // The command ignores SIGTERM: the run winds down for the kill grace, so the lines after
     // the abort are read while it stops, not after it ended (then they go unanswered).
-    let command = format!("trap '' TERM; {SLEEPER}");
-    let mock = MockLlm::start(vec![call("c1", "bash", &bash(&command))]);
-    let mut run = Controlled::start(dir.path(), &mock, &["--control", "stdin"]);
-    run.send(&prompt("task"));
-    run.wait_for("tool_execution_start");
-    let pid = sleeper_pid(dir.path());
+    let (mut run, mock, pid) = stubborn_command(dir.path());
     // In one write: the later lines are answered while the run winds down.
     run.write(&format!(
         "{}\n{}\n{}\n",
@@ -188,4 +173,16 @@ fn commands_after_an_abort_are_refused_as_stopping() {
     assert_complete(&run);
     assert!(gone_soon(pid));
     assert_eq!(mock.requests().len(), 1);
+}
+
+/// A controlled run whose one bash call ignores SIGTERM and sleeps; returned once the call
+/// runs, with the command's pid.
+fn stubborn_command(dir: &Path) -> (Controlled, MockLlm, i32) {
+    let command = format!("trap '' TERM; {SLEEPER}");
+    let mock = MockLlm::start(vec![call("c1", "bash", &bash(&command))]);
+    let mut run = Controlled::start(dir, &mock, &["--control", "stdin"]);
+    run.send(&prompt("task"));
+    run.wait_for("tool_execution_start");
+    let pid = sleeper_pid(dir);
+    (run, mock, pid)
 }

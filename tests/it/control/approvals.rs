@@ -111,7 +111,6 @@ fn a_denied_call_does_not_run_and_the_model_reads_the_reason() {
 }
 
 #[test]
-
 fn a_decide_that_lets_the_run_end_is_still_answered() {
     // Repeated: the answer goes missing only now and then (more often on a loaded machine).
     for round in 0..20 {
@@ -209,7 +208,6 @@ fn an_abort_while_a_call_waits_for_approval_stops_the_run_without_running_it() {
 }
 
 #[test]
-
 fn every_approval_requested_gets_an_approval_resolved_also_on_abort() {
     // Repeated: the line goes missing only now and then.
     for round in 0..20 {

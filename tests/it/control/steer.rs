@@ -51,7 +51,6 @@ fn a_steer_during_a_bash_call_skips_the_calls_not_started() {
 }
 
 #[test]
-
 fn a_call_announced_as_started_is_never_skipped_by_a_steer() {
     // A steer sent the moment `tool_execution_start` of the first call is read: that call has
     // started as far as the controller can tell, so only the second may be skipped. Repeated,
