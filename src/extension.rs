@@ -186,6 +186,27 @@ pub trait Extension: Send + Sync {
         Box::pin(std::future::ready(()))
     }
 
+    /// The context the run's tool calls start from, given once it exists (before
+    /// [`Extension::prepare`]): an extension that starts processes of its own (MCP servers)
+    /// starts them as the run's commands start (its sandbox, its leftovers, reaped with it).
+    fn tool_context(&self, _ctx: &crate::tools::ToolContext) {}
+
+    /// Something the run cannot go on without is gone (a required MCP server that is not
+    /// ready): the reason. Read after [`Extension::prepare`] (the run then ends before its
+    /// first request, exit 2) and at every safe point (the run fails, exit 1).
+    fn broken(&self) -> Option<String> {
+        None
+    }
+
+    /// Tools that came, changed or went since the last call (an MCP server ready late, one
+    /// that changed its list or died): the extension's whole set of such tools, replacing the
+    /// set it gave before, already narrowed to what the run allows; `None` when nothing
+    /// changed. Awaited before every model request. These come on top of
+    /// [`Extension::tools`], which are fixed when the run starts.
+    fn changed_tools(&self) -> BoxFuture<'_, Option<Vec<Arc<dyn Tool>>>> {
+        Box::pin(std::future::ready(None))
+    }
+
     /// The model is known and the loop is about to begin.
     fn run_started(&self, _info: RunInfo<'_>) {}
 

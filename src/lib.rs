@@ -29,6 +29,7 @@ pub mod ids;
 pub mod input_file;
 pub mod live;
 pub mod llm;
+pub mod mcp;
 pub mod net;
 pub mod output;
 pub mod sandbox;

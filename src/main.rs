@@ -12,8 +12,8 @@ use clap::{CommandFactory, FromArgMatches};
 use futures_util::FutureExt;
 use tokio::signal::unix::{SignalKind, signal};
 use worker::cli::{
-    Cli, Command, ProcessEnv, PromptError, TraceCommand, build_config, compat, read_prompt,
-    read_prompt_command,
+    Cli, Command, McpCheck, McpCheckArgs, McpCommand, ProcessEnv, PromptError, TraceCommand,
+    build_config, compat, read_prompt, read_prompt_command,
 };
 use worker::live::{CommandLines, ControlSource};
 use worker::secrets::Secrets;
@@ -64,10 +64,45 @@ fn main() -> ExitCode {
         Command::Completions { shell } => {
             print_generated(|out| out.write_all(&worker::cli::manual::completions(shell)))
         }
+        Command::Mcp(McpCommand::Check(args)) => mcp_check(&args),
         Command::Man => print_generated(worker::cli::manual::man_page),
     };
     // Exit without waiting for blocking tool threads that may still be winding down.
     std::process::exit(status.into())
+}
+
+/// `worker mcp check`: one JSON line per server; exit 2 when a required one is not ready.
+fn mcp_check(args: &McpCheckArgs) -> ExitStatus {
+    let secrets = SECRETS.get_or_init(Secrets::default);
+    let check = match McpCheck::new(args, &ProcessEnv, secrets) {
+        Ok(check) => check,
+        Err(err) => return usage_error(&err.to_string()),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            warn(&format!("cannot start the async runtime: {err}"));
+            return ExitStatus::Failed;
+        }
+    };
+    let outcome = runtime.block_on(check.run());
+    let mut out = std::io::stdout().lock();
+    for line in &outcome.lines {
+        if writeln!(out, "{line}").is_err() {
+            return ExitStatus::ClosedStdout;
+        }
+    }
+    for warning in &outcome.warnings {
+        warn(warning);
+    }
+    if outcome.ready {
+        ExitStatus::Ok
+    } else {
+        ExitStatus::Usage
+    }
 }
 
 fn run(args: &worker::cli::RunArgs) -> ExitStatus {

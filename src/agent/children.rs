@@ -52,7 +52,8 @@ struct Template {
     price: Option<crate::llm::pricing::Price>,
     edit_scope: Option<Arc<crate::tools::EditScope>>,
     subagents: SubagentLimits,
-    tools: Vec<Arc<dyn Tool>>,
+    /// The run's tools as of now (late ones join as they come).
+    tools: Mutex<Vec<Arc<dyn Tool>>>,
     /// The parent's extensions: a child's calls pass the same gates (hooks, approvals).
     gates: Vec<Arc<dyn Extension>>,
     /// Where the parent's session file is: a child's goes beside it.
@@ -84,7 +85,7 @@ impl ChildHost {
                 price: config.price.clone(),
                 edit_scope: config.tools.edit_scope.clone(),
                 subagents: config.subagents,
-                tools: tools.iter().cloned().collect(),
+                tools: Mutex::new(tools.iter().cloned().collect()),
                 gates: config.extensions.clone(),
                 session_dir,
             },
@@ -97,6 +98,12 @@ impl ChildHost {
             used: Mutex::new(UsageStats::default()),
             files,
         }
+    }
+
+    /// The run's tools changed (late tools came or went): children started from now on may
+    /// use them.
+    pub(super) fn offer(&self, tools: &ToolSet) {
+        *self.template.tools.lock_or_recover() = tools.iter().cloned().collect();
     }
 
     /// The run is connected: children ask the model over the same connection.
@@ -194,7 +201,7 @@ impl ChildHost {
     /// The parent's tools a child may use: all of them, or the named ones, every one of which
     /// the parent must have.
     fn child_tools(&self, names: Option<&[String]>) -> Result<Vec<Arc<dyn Tool>>, ChildRunError> {
-        let tools = &self.template.tools;
+        let tools = self.template.tools.lock_or_recover().clone();
         let Some(names) = names else {
             return Ok(tools.clone());
         };

@@ -13,7 +13,7 @@ impl Session {
         provider: &str,
         model: &str,
     ) -> Ending {
-        let plan = self.plan(shared_transport.as_ref(), provider, model);
+        let mut plan = self.plan(shared_transport.as_ref(), provider, model);
         let info = RunInfo {
             session_id: self.session_id.as_str(),
             provider,
@@ -34,7 +34,7 @@ impl Session {
         self.persist(&user);
         self.state.messages.push(user);
         let prompt_index = self.state.messages.len() - 1;
-        self.run_steps(&plan, prompt_index).await
+        self.run_steps(&mut plan, prompt_index).await
     }
 
     /// What every request of the run shares: the system prompt (its context-file cuts
@@ -71,15 +71,6 @@ impl Session {
             self.warnings.push(cut.message.clone());
         }
         self.warnings.extend(context.skipped);
-        let definitions: Vec<ToolDefinition<'_>> = self
-            .tools
-            .iter()
-            .map(|tool| ToolDefinition {
-                name: tool.name(),
-                description: tool.description(),
-                parameters: tool.parameters(),
-            })
-            .collect();
         let max_tokens_field = match &self.config.model {
             ModelSource::Http { provider, .. } => provider.max_tokens_field,
             ModelSource::Replay { .. } => "max_tokens",
@@ -89,7 +80,7 @@ impl Session {
             provider,
             model,
             system_prompt,
-            tools_json: tools_json(&definitions),
+            tools_json: definitions(&self.tools),
             decorators: self
                 .config
                 .extensions
@@ -130,4 +121,17 @@ impl Session {
             extension.turn_ended(turn_index);
         }
     }
+}
+
+/// The `tools` of every request: each tool's name, description and JSON Schema.
+pub(super) fn definitions(tools: &ToolSet) -> Value {
+    let definitions: Vec<ToolDefinition<'_>> = tools
+        .iter()
+        .map(|tool| ToolDefinition {
+            name: tool.name(),
+            description: tool.description(),
+            parameters: tool.parameters(),
+        })
+        .collect();
+    tools_json(&definitions)
 }

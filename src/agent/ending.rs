@@ -59,6 +59,7 @@ pub(super) fn failure_line(failure: Failure<'_>) -> String {
                 "the final answer does not match --output-schema: {}",
                 error.message
             ),
+            FatalErrorKind::Dependency => error.message.clone(),
         },
         Failure::Limit(limit) => match limit.limit {
             LimitKind::MaxTurns => format!(

@@ -56,7 +56,16 @@ impl Session {
         self.emitter.emit(&Event::UsageSnapshot {
             stats: &self.state.stats,
         });
-        let outcome_exit = self.outcome_exit(stop_reason);
+        // A run that could not start for want of what it requires is a configuration error.
+        let outcome_exit = match &fatal {
+            Some(fatal)
+                if fatal.kind == FatalErrorKind::Dependency
+                    && self.state.stats.llm_requests == 0 =>
+            {
+                ExitStatus::Usage
+            }
+            _ => self.outcome_exit(stop_reason),
+        };
         let exit = if self.output_errors.is_empty() {
             outcome_exit
         } else {

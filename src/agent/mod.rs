@@ -22,6 +22,7 @@ mod ending;
 mod execute;
 mod failures;
 mod finish;
+mod late_tools;
 mod phase;
 mod prompt;
 mod step;
@@ -226,7 +227,12 @@ struct Session {
     emitter: Emitter,
     session_id: SessionId,
     started: Instant,
+    /// The tools offered now: the run's own, then the extensions' late ones.
     tools: ToolSet,
+    /// The tools fixed at the start (built-in and extension tools, narrowed by `--tools`).
+    own_tools: ToolSet,
+    /// Each extension's latest late tools, by its place in the extension list.
+    late_tools: Vec<Vec<Arc<dyn crate::tools::Tool>>>,
     tool_ctx: ToolContext,
     warnings: Vec<String>,
     agent_started: bool,
@@ -342,11 +348,16 @@ impl Session {
                 .map(|c| c.policy.clone()),
             edit_scope: config.tools.edit_scope.clone(),
         };
+        for extension in &config.extensions {
+            extension.tool_context(&tool_ctx);
+        }
         Session {
+            late_tools: vec![Vec::new(); config.extensions.len()],
             config,
             emitter,
             session_id,
             started: Instant::now(),
+            own_tools: tools.clone(),
             tools,
             tool_ctx,
             warnings: Vec::new(),
@@ -368,15 +379,19 @@ impl Session {
         // properly: the panic becomes an internal fatal error and `finish` writes the rest.
         let looped = AssertUnwindSafe(async {
             match self.connect_and_prepare().await {
-                Ok((transport, provider, model)) => {
-                    self.children.connected(crate::config::Connected {
-                        transport: transport.clone(),
-                        provider: provider.clone(),
-                        model: model.clone(),
-                        context_window: self.state.context_window,
-                    });
-                    self.agent_loop(prompt, &transport, &provider, &model).await
-                }
+                Ok((transport, provider, model)) => match self.broken() {
+                    // What the run requires is not there: it ends before its first request.
+                    Some(fatal) => Ending::Failed(fatal, RunStopReason::Error),
+                    None => {
+                        self.children.connected(crate::config::Connected {
+                            transport: transport.clone(),
+                            provider: provider.clone(),
+                            model: model.clone(),
+                            context_window: self.state.context_window,
+                        });
+                        self.agent_loop(prompt, &transport, &provider, &model).await
+                    }
+                },
                 // Stopped while connecting (the budget ran out during model discovery): the
                 // run ends like any other stopped run, not as a failure.
                 Err(_) if self.config.control.is_aborted() => Ending::Aborted,

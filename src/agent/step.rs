@@ -168,7 +168,7 @@ pub(super) fn judge(
 
 impl Session {
     /// Advances the run from its first check to its end.
-    pub(super) async fn run_steps(&mut self, plan: &Plan<'_>, prompt_index: usize) -> Ending {
+    pub(super) async fn run_steps(&mut self, plan: &mut Plan<'_>, prompt_index: usize) -> Ending {
         let mut turn = Turn {
             index: 0,
             overflow_compacted: false,
@@ -196,6 +196,9 @@ impl Session {
             stop_before_turn(aborted, &self.config.limits, &self.state.stats, turn.index)
         {
             return Step::Finish(ending);
+        }
+        if let Some(fatal) = self.broken() {
+            return Step::Finish(Ending::Failed(fatal, RunStopReason::Error));
         }
         if let Some((tool, failures)) = self
             .config
@@ -276,7 +279,8 @@ impl Session {
         ))
     }
 
-    async fn request(&mut self, plan: &Plan<'_>, turn: &mut Turn) -> Step {
+    async fn request(&mut self, plan: &mut Plan<'_>, turn: &mut Turn) -> Step {
+        self.refresh_tools(plan).await;
         self.start_turn(turn);
         let outcome = self.ask(plan, turn.index).await;
         let calls: Vec<ToolCall> = outcome.message.tool_calls().cloned().collect();

@@ -44,6 +44,9 @@ pub enum Command {
         #[arg(value_enum)]
         shell: super::manual::Shell,
     },
+    /// Work with MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Print the manual page (roff), e.g. `worker man > /usr/local/share/man/man1/worker.1`.
     Man,
 }
@@ -60,6 +63,35 @@ pub enum TraceCommand {
         #[arg(short, long)]
         output: PathBuf,
     },
+}
+
+/// The subcommands of `worker mcp`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server exactly as a run would (sandbox included), initialize it
+    /// and list its tools; print one JSON line per server (the mcp_status fields and
+    /// toolNames). Exits 2 when a required server is not ready.
+    Check(McpCheckArgs),
+}
+
+/// The flags of `worker mcp check`.
+#[derive(Debug, Args)]
+pub struct McpCheckArgs {
+    /// The MCP configuration files, as for `worker run` (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
+
+    /// Also check the servers of .mcp.json in --cwd.
+    #[arg(long)]
+    pub mcp_project: bool,
+
+    /// The directory servers start in, as for `worker run` [default: current directory]
+    #[arg(long, env = "WORKER_CWD", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Where servers run, as for `worker run`.
+    #[command(flatten)]
+    pub isolation: SandboxArgs,
 }
 
 /// The flags of `worker run`, as clap parsed them (environment variables and defaults
@@ -378,37 +410,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
 
-    /// Where tools run: none (as worker's user, in --cwd) or linux (each command in its own
-    /// user, mount and PID namespace under Landlock: writes only in --cwd and a private temp
-    /// directory, credentials hidden, a scrubbed environment). Other backends are refused.
-    #[arg(long, value_name = "BACKEND", default_value = "none", value_parser = crate::sandbox::Backend::parse)]
-    pub sandbox: crate::sandbox::Backend,
-
-    /// A path --sandbox linux hides from every tool, besides the usual credentials
-    /// (repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub sandbox_hide: Vec<PathBuf>,
-
-    /// Image for a VM sandbox; not used by --sandbox none or linux.
-    #[arg(long, value_name = "NAME", value_parser = non_empty)]
-    pub sandbox_image: Option<String>,
-
-    /// KEY=VAL added to the environment of every command (repeatable).
-    #[arg(long, value_name = "KEY=VAL", value_parser = crate::sandbox::parse_env_pair)]
-    pub sandbox_env: Vec<(String, String)>,
-
-    /// A host commands may reach over HTTP/HTTPS (repeatable; *.example.com for its
-    /// subdomains, an IP address for that address), on ports 443 and 80, or HOST:PORT for
-    /// that port only: under --sandbox linux, through worker's proxy, the only way out, and
-    /// never to a loopback, private or link-local address unless that address itself is
-    /// allowed. With --sandbox none it cannot be enforced, and a warning says so.
-    #[arg(long, value_name = "HOST[:PORT]", value_parser = crate::sandbox::parse_host)]
-    pub allow_host: Vec<String>,
-
-    /// No network for commands (only loopback), enforced by --sandbox linux; with --sandbox
-    /// none it cannot be, and a warning says so.
-    #[arg(long)]
-    pub no_network: bool,
+    /// Where tools (and MCP servers) run.
+    #[command(flatten)]
+    pub isolation: SandboxArgs,
 
     /// Do not offer web_search and web_fetch.
     #[arg(long)]
@@ -487,8 +491,56 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = crate::config::defaults::MAX_SUBAGENT_DEPTH)]
     pub max_subagent_depth: u32,
 
+    /// An MCP configuration in the .mcp.json shape ({"mcpServers": {NAME: {command, args,
+    /// env, cwd} or {type: "http", url, headers}}}): its servers start with the run and their
+    /// tools are offered as mcp__NAME__TOOL (repeatable; a server named again replaces the
+    /// earlier one).
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
+
+    /// Also start the servers of .mcp.json in --cwd (a repository's own file is never used
+    /// without it: it could start any program).
+    #[arg(long)]
+    pub mcp_project: bool,
+
     /// Prompt text; stdin, if any, is appended inside <stdin> tags.
     pub prompt: Option<String>,
+}
+
+/// Where tools run: the flags `worker run` and `worker mcp check` share.
+#[derive(Debug, Clone, Args)]
+pub struct SandboxArgs {
+    /// Where tools run: none (as worker's user, in --cwd) or linux (each command in its own
+    /// user, mount and PID namespace under Landlock: writes only in --cwd and a private temp
+    /// directory, credentials hidden, a scrubbed environment). Other backends are refused.
+    #[arg(long = "sandbox", value_name = "BACKEND", default_value = "none", value_parser = crate::sandbox::Backend::parse)]
+    pub backend: crate::sandbox::Backend,
+
+    /// A path --sandbox linux hides from every tool, besides the usual credentials
+    /// (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub sandbox_hide: Vec<PathBuf>,
+
+    /// Image for a VM sandbox; not used by --sandbox none or linux.
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub sandbox_image: Option<String>,
+
+    /// KEY=VAL added to the environment of every command (repeatable).
+    #[arg(long, value_name = "KEY=VAL", value_parser = crate::sandbox::parse_env_pair)]
+    pub sandbox_env: Vec<(String, String)>,
+
+    /// A host commands may reach over HTTP/HTTPS (repeatable; *.example.com for its
+    /// subdomains, an IP address for that address), on ports 443 and 80, or HOST:PORT for
+    /// that port only: under --sandbox linux, through worker's proxy, the only way out, and
+    /// never to a loopback, private or link-local address unless that address itself is
+    /// allowed. With --sandbox none it cannot be enforced, and a warning says so.
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = crate::sandbox::parse_host)]
+    pub allow_host: Vec<String>,
+
+    /// No network for commands (only loopback), enforced by --sandbox linux; with --sandbox
+    /// none it cannot be, and a warning says so.
+    #[arg(long)]
+    pub no_network: bool,
 }
 
 /// An empty or blank value for a flag that must say something.

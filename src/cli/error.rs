@@ -117,6 +117,15 @@ pub enum UsageError {
     /// The live-control flags (`--control`, `--approve-tools`, the hooks, `--heartbeat`).
     #[error(transparent)]
     Live(#[from] crate::live::LiveError),
+    /// An `--mcp-config` file (or the project's `.mcp.json`) cannot be used.
+    #[error(transparent)]
+    McpConfig(#[from] crate::mcp::ConfigError),
+    /// `worker mcp check` was given no configuration.
+    #[error("worker mcp check: no servers to check: give --mcp-config FILE or --mcp-project")]
+    McpNothingToCheck,
+    /// A `--tools` entry naming MCP tools is not a valid glob.
+    #[error(transparent)]
+    McpTools(#[from] crate::mcp::PatternError),
     /// A blank `--skill`.
     #[error("--skill requires a non-empty path")]
     EmptySkillPath,

@@ -24,6 +24,7 @@ mod error;
 mod limits;
 mod live;
 pub mod manual;
+mod mcp;
 mod model;
 mod pi_agent;
 mod prompt;
@@ -31,10 +32,11 @@ pub mod reference;
 mod sandbox;
 mod tool_names;
 
-pub use args::{Cli, Command, RunArgs, TraceCommand};
+pub use args::{Cli, Command, McpCheckArgs, McpCommand, RunArgs, SandboxArgs, TraceCommand};
 pub use auth_file::AuthFileError;
 pub use error::UsageError;
 pub use limits::LimitsError;
+pub use mcp::{McpCheck, McpCheckOutcome};
 pub use model::{ModelError, parse_model};
 pub use pi_agent::PiSettingsError;
 pub use prompt::{InvalidPrompt, PromptError, read_prompt, read_prompt_command};
@@ -62,18 +64,27 @@ pub fn build_config(
     warnings.extend(sources.pi_settings.warnings);
     warnings.extend(retry_warning);
     add_tool_extensions(args, env, &mut config, &mut warnings)?;
-    config.sandbox = sandbox::sandbox_settings(args);
+    mcp::add_mcp(args, env, &mut config, &mut warnings)?;
+    config.sandbox = sandbox::sandbox_settings(&args.isolation);
     if let Some(scope) = &config.tools.edit_scope {
         config.sandbox.write_scope = scope.directories();
-        if config.sandbox.write_scope.is_none() && args.sandbox == crate::sandbox::Backend::Linux {
+        if config.sandbox.write_scope.is_none()
+            && args.isolation.backend == crate::sandbox::Backend::Linux
+        {
             warnings.push(format!(
                 "--edit-scope {}: not every glob names a directory, so commands (bash) can still write anywhere in --cwd; the file tools keep to the globs",
                 scope.patterns().join(",")
             ));
         }
     }
-    if args.sandbox == crate::sandbox::Backend::Linux {
-        config.sandbox.confinement = Some(sandbox::confine(args, env, &config)?);
+    if args.isolation.backend == crate::sandbox::Backend::Linux {
+        config.sandbox.confinement = Some(sandbox::confine(
+            &args.isolation,
+            args.auth_file.as_deref(),
+            env,
+            &config.sandbox,
+            &config.cwd,
+        )?);
     } else {
         config.sandbox.launcher = std::env::current_exe()
             .ok()

@@ -3,14 +3,15 @@
 
 use std::path::PathBuf;
 
-use crate::config::{Env, RunConfig};
+use crate::config::Env;
 
-use super::{RunArgs, UsageError};
+use super::UsageError;
+use super::args::SandboxArgs;
 
 /// The sandbox settings every backend shares, from the flags.
-pub(super) fn sandbox_settings(args: &RunArgs) -> crate::sandbox::Settings {
+pub(super) fn sandbox_settings(args: &SandboxArgs) -> crate::sandbox::Settings {
     crate::sandbox::Settings {
-        backend: args.sandbox,
+        backend: args.backend,
         image: args.sandbox_image.clone(),
         env: args.sandbox_env.clone(),
         allow_hosts: (!args.allow_host.is_empty()).then(|| args.allow_host.clone()),
@@ -25,9 +26,11 @@ pub(super) fn sandbox_settings(args: &RunArgs) -> crate::sandbox::Settings {
 /// Sets up `--sandbox linux`, or says why it cannot be (a usage error: exit 2, before any
 /// event).
 pub(super) fn confine(
-    args: &RunArgs,
+    args: &SandboxArgs,
+    auth_file: Option<&std::path::Path>,
     env: &dyn Env,
-    config: &RunConfig,
+    settings: &crate::sandbox::Settings,
+    cwd: &std::path::Path,
 ) -> Result<crate::sandbox::Confinement, UsageError> {
     if args.sandbox_image.is_some() {
         return Err(UsageError::SandboxImage);
@@ -47,10 +50,10 @@ pub(super) fn confine(
     };
     let settings = crate::sandbox::Settings {
         max_processes,
-        ..config.sandbox.clone()
+        ..settings.clone()
     };
     let mut extra: Vec<PathBuf> = args.sandbox_hide.clone();
-    extra.extend(args.auth_file.clone());
+    extra.extend(auth_file.map(std::path::Path::to_path_buf));
     extra.extend(env.get("GITHUB_APP_PRIVATE_KEY_PATH").map(PathBuf::from));
     // worker's own git credential store (written for the GitHub tools' clones and pushes).
     extra.push(crate::github::git::credentials_path(env));
@@ -58,7 +61,7 @@ pub(super) fn confine(
         crate::sandbox::hidden_paths(env.get("HOME").map(PathBuf::from).as_deref(), &extra);
     crate::sandbox::Confinement::prepare(
         &settings,
-        &config.cwd,
+        cwd,
         hidden,
         env.get(crate::sandbox::linux::ASSUME_MISSING_VAR)
             .as_deref(),

@@ -22,6 +22,7 @@ use serde_json::Value;
 mod control;
 mod dynamo;
 mod emitter;
+mod mcp;
 mod message;
 mod outcome;
 mod output;
@@ -36,6 +37,7 @@ pub use control::{
 };
 pub use dynamo::{SessionFinal, ToolEventsTarget, TraceStatus, TraceSummary};
 pub use emitter::{CollectorSink, Emitter, EventSink, StdoutSink, now_millis, now_rfc3339};
+pub use mcp::{McpServerState, McpServerStatus, McpStatus};
 pub use message::*;
 pub use outcome::*;
 pub use output::{OutputError, OutputKind};
@@ -318,6 +320,8 @@ pub enum Event<'a> {
     HookResult(&'a HookResult),
     /// Nothing else was written for `--heartbeat`.
     Heartbeat(&'a Heartbeat),
+    /// The run's MCP servers, each ready or not, and why.
+    McpStatus(&'a McpStatus),
     /// A `task` call started a child run.
     SubagentStart(&'a SubagentStart),
     /// A child run is over; its usage is counted in the run's totals.

@@ -154,6 +154,8 @@ pub enum FatalErrorKind {
     OutputSchema,
     /// The conversation does not fit the model's context window, even compacted.
     ContextOverflow,
+    /// Something the run requires is not there (a required MCP server not ready, or gone).
+    Dependency,
 }
 
 impl FatalErrorKind {
@@ -171,6 +173,7 @@ impl FatalErrorKind {
             FatalErrorKind::Internal => "InternalError",
             FatalErrorKind::OutputSchema => "OutputSchemaError",
             FatalErrorKind::ContextOverflow => "ContextOverflowError",
+            FatalErrorKind::Dependency => "DependencyError",
         }
     }
 }

@@ -19,23 +19,9 @@ use crate::tools::{CommandLine, CommandRunner};
 /// The test seam: a feature to report missing.
 pub const ASSUME_MISSING_VAR: &str = "WORKER_SANDBOX_ASSUME_MISSING";
 
-/// What commands see of worker's environment: nothing else (no API keys, no GitHub App
-/// material, no OTEL headers). `TMPDIR` is the sandbox's own; `--sandbox-env` and the
-/// extensions' variables (the Dynamo ids, a GitHub token with `--profile`) come on top.
-pub const BASE_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "LC_ALL",
-    "LC_CTYPE",
-    "LC_MESSAGES",
-    "TERM",
-    "TZ",
-];
+/// What commands see of worker's environment (the list lives with the tools, which scrub a
+/// long-lived process's environment the same way).
+pub use crate::tools::BASE_ENV;
 
 /// Set to the proxy under `--allow-host`.
 pub const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];

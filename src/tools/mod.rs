@@ -43,7 +43,7 @@ mod walk;
 mod write;
 
 pub use bash::Leftovers;
-pub(crate) use bash::die_with_worker;
+pub(crate) use bash::{die_with_worker, start_service};
 pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
 pub use multi_grep::MultiGrepTool;
@@ -52,6 +52,24 @@ pub use services::{
     Approval, ApprovalRequest, Approver, BudgetLimits, ChildOutcome, ChildRunError, ChildRuns,
     ChildTask, Remaining, RunServices,
 };
+
+/// What a scrubbed environment keeps of worker's: nothing else (no API keys, no GitHub App
+/// material, no OTEL headers). `TMPDIR` is the sandbox's own; `--sandbox-env` and the
+/// extensions' variables (the Dynamo ids, a GitHub token with `--profile`) come on top.
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TZ",
+];
 
 /// Tools active unless `--tools` says otherwise, in the order the model sees them.
 pub const DEFAULT_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
@@ -315,6 +333,18 @@ impl ToolSet {
             }
         };
         Ok(ToolSet { tools })
+    }
+
+    /// This set followed by `late` tools (offered while the run goes on), leaving out any whose
+    /// name is taken.
+    pub fn with_late(&self, late: impl IntoIterator<Item = Arc<dyn Tool>>) -> ToolSet {
+        let mut tools = self.tools.clone();
+        for tool in late {
+            if !tools.iter().any(|known| known.name() == tool.name()) {
+                tools.push(tool);
+            }
+        }
+        ToolSet { tools }
     }
 
     /// The active tool named `name`; `None` when the run does not offer it.

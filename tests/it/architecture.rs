@@ -56,6 +56,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("file_search", &["events", "extension", "tools"]),
     (
+        "mcp",
+        &[
+            "config",
+            "events",
+            "extension",
+            "http",
+            "output",
+            "secrets",
+            "sync",
+            "tools",
+        ],
+    ),
+    (
         "web",
         &[
             "config",
@@ -160,6 +173,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "input_file",
             "live",
             "llm",
+            "mcp",
             "output",
             "sandbox",
             "secrets",

@@ -162,23 +162,11 @@ fn start(command: &str, ctx: &ToolContext) -> Result<process::Spawned, ToolError
             ctx.cwd.display()
         )));
     }
-    // A sandbox gives commands a private temp directory inside the run's own.
-    let sandbox = match &ctx.bash.runner {
-        Some(runner) => {
-            let scratch = ctx
-                .leftovers
-                .spill_dir()
-                .map(|dir| dir.join("tmp"))
-                .and_then(|dir| std::fs::create_dir_all(&dir).map(|()| dir))
-                .map_err(|err| {
-                    ToolError::new(format!(
-                        "Failed to prepare the sandbox's temp directory: {err}"
-                    ))
-                })?;
-            Some((runner, scratch))
-        }
-        None => None,
-    };
+    let sandbox = sandbox_of(ctx).map_err(|err| {
+        ToolError::new(format!(
+            "Failed to prepare the sandbox's temp directory: {err}"
+        ))
+    })?;
     let (spawned, told) = ctx.leftovers.with_watchdog(|watchdog| {
         let runner = sandbox
             .as_ref()
@@ -199,6 +187,49 @@ fn start(command: &str, ctx: &ToolContext) -> Result<process::Spawned, ToolError
         spawned.map_err(|err| ToolError::new(format!("Failed to start command: {err}")))?;
     ctx.leftovers.add(spawned.pgid, told);
     Ok(spawned)
+}
+
+/// The sandbox's runner and the private temp directory it gives what it starts, inside the
+/// run's own; `None` without a sandbox.
+fn sandbox_of(ctx: &ToolContext) -> std::io::Result<Option<(&super::Runner, std::path::PathBuf)>> {
+    let Some(runner) = &ctx.bash.runner else {
+        return Ok(None);
+    };
+    let scratch = ctx.leftovers.spill_dir()?.join("tmp");
+    std::fs::create_dir_all(&scratch)?;
+    Ok(Some((runner, scratch)))
+}
+
+/// A long-lived process the run talks to over stdin and stdout (an MCP server), started in
+/// `cwd` as commands are (the run's sandbox, or contained) but with a scrubbed environment plus
+/// `env`, and reaped with the run (and by the watchdog if worker is killed). Returns the
+/// process and its process group.
+pub(crate) fn start_service(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, Option<String>)],
+    ctx: &ToolContext,
+) -> std::io::Result<(tokio::process::Child, nix::unistd::Pid)> {
+    let sandbox = sandbox_of(ctx)?;
+    let (started, told) = ctx.leftovers.with_watchdog(|watchdog| {
+        let runner = sandbox
+            .as_ref()
+            .map(|(runner, scratch)| (*runner, scratch.as_path()));
+        (
+            process::spawn_service(
+                command,
+                cwd,
+                env,
+                runner,
+                ctx.bash.launcher.as_deref(),
+                watchdog,
+            ),
+            watchdog.is_some(),
+        )
+    });
+    let (child, pgid) = started?;
+    ctx.leftovers.add(pgid, told);
+    Ok((child, pgid))
 }
 
 /// The tool's result: the output, `exitCode` (and `timedOut`) in the details, and an error

@@ -42,49 +42,12 @@ pub(super) fn spawn(
     watchdog: Option<RawFd>,
 ) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
-    let mut std_cmd = match runner {
-        Some((runner, scratch)) => runner.0.command(&crate::tools::CommandLine {
-            shell: shell(),
-            command,
-            cwd,
-            env,
-            scratch,
-        }),
-        None => {
-            let mut std_cmd = match launcher {
-                Some([program, args @ ..]) => {
-                    let mut std_cmd = std::process::Command::new(program);
-                    std_cmd.args(args).arg(shell());
-                    std_cmd
-                }
-                _ => std::process::Command::new(shell()),
-            };
-            std_cmd.arg("-c").arg(command).current_dir(cwd);
-            for (key, value) in env {
-                match value {
-                    Some(value) => std_cmd.env(key, value),
-                    None => std_cmd.env_remove(key),
-                };
-            }
-            std_cmd
-        }
-    };
+    let mut std_cmd = shell_command(command, cwd, env, runner, launcher, false);
     std_cmd
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .process_group(0);
-    if let Some(fd) = watchdog {
-        // SAFETY: `register` runs in the forked child before exec and only calls `write` on a
-        // stack buffer, touching no locks or allocations.
-        unsafe {
-            std_cmd.pre_exec(move || {
-                register(fd);
-                Ok(())
-            });
-        }
-    }
-    die_with_worker(&mut std_cmd);
+        .stderr(writer);
+    guard(&mut std_cmd, watchdog);
     let mut cmd = Command::from(std_cmd);
     cmd.kill_on_drop(true);
     let child = cmd.spawn()?;
@@ -97,6 +60,94 @@ pub(super) fn spawn(
         output,
         pgid,
     })
+}
+
+/// Starts a long-lived process the run talks to over its stdin and stdout (an MCP server),
+/// the way commands start (in the sandbox, or contained), but with a scrubbed environment
+/// (worker's own variables do not reach it: only the basic ones and `env`) and its stderr
+/// piped for the caller.
+pub(super) fn spawn_service(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, Option<String>)],
+    runner: Option<(&Runner, &Path)>,
+    launcher: Option<&[std::ffi::OsString]>,
+    watchdog: Option<RawFd>,
+) -> io::Result<(Child, Pid)> {
+    let mut std_cmd = shell_command(command, cwd, env, runner, launcher, true);
+    std_cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    guard(&mut std_cmd, watchdog);
+    let mut cmd = Command::from(std_cmd);
+    cmd.kill_on_drop(true);
+    let child = cmd.spawn()?;
+    let pgid = Pid::from_raw(child.id().map_or(0, u32::cast_signed));
+    Ok((child, pgid))
+}
+
+/// `shell -c command` in `cwd` with `env` applied, through the sandbox's runner or the
+/// containment launcher. `scrub`: without a runner (which scrubs by itself), start from the
+/// basic variables only instead of worker's whole environment.
+fn shell_command(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, Option<String>)],
+    runner: Option<(&Runner, &Path)>,
+    launcher: Option<&[std::ffi::OsString]>,
+    scrub: bool,
+) -> std::process::Command {
+    if let Some((runner, scratch)) = runner {
+        return runner.0.command(&crate::tools::CommandLine {
+            shell: shell(),
+            command,
+            cwd,
+            env,
+            scratch,
+        });
+    }
+    let mut std_cmd = match launcher {
+        Some([program, args @ ..]) => {
+            let mut std_cmd = std::process::Command::new(program);
+            std_cmd.args(args).arg(shell());
+            std_cmd
+        }
+        _ => std::process::Command::new(shell()),
+    };
+    std_cmd.arg("-c").arg(command).current_dir(cwd);
+    if scrub {
+        std_cmd.env_clear();
+        for key in crate::tools::BASE_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                std_cmd.env(key, value);
+            }
+        }
+    }
+    for (key, value) in env {
+        match value {
+            Some(value) => std_cmd.env(key, value),
+            None => std_cmd.env_remove(key),
+        };
+    }
+    std_cmd
+}
+
+/// Its own process group, registered with the watchdog (when there is one) before it runs,
+/// and killed when the worker dies.
+fn guard(std_cmd: &mut std::process::Command, watchdog: Option<RawFd>) {
+    std_cmd.process_group(0);
+    if let Some(fd) = watchdog {
+        // SAFETY: `register` runs in the forked child before exec and only calls `write` on a
+        // stack buffer, touching no locks or allocations.
+        unsafe {
+            std_cmd.pre_exec(move || {
+                register(fd);
+                Ok(())
+            });
+        }
+    }
+    die_with_worker(std_cmd);
 }
 
 /// Makes the child die (SIGKILL) when the worker dies, so a worker killed without a chance to
