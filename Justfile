@@ -16,6 +16,10 @@ ci:
 e2e-dynamo:
     bash scripts/dynamo-e2e.sh
 
+# Against real MCP servers: server-everything and the fault server (installs them into ~/.cache).
+e2e-mcp:
+    bash scripts/mcp-e2e.sh
+
 bench:
     cargo bench
 

@@ -215,7 +215,7 @@ impl Server {
                 env,
                 cwd,
             } => {
-                let (mut child, group) = self.spawn(&command, &args, &env, cwd.as_deref(), ctx)?;
+                let (mut child, group) = spawn(&command, &args, &env, cwd.as_deref(), ctx).await?;
                 let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
                     return Err("the server's pipes could not be opened".to_string());
                 };
@@ -248,32 +248,6 @@ impl Server {
         peer.list_all_tools()
             .await
             .map_err(|err| format!("tools/list failed: {err}"))
-    }
-
-    /// The stdio server's process, started as the run's commands are.
-    fn spawn(
-        &self,
-        command: &str,
-        args: &[String],
-        env: &[(String, String)],
-        cwd: Option<&std::path::Path>,
-        ctx: &ToolContext,
-    ) -> Result<(tokio::process::Child, nix::unistd::Pid), String> {
-        let line = std::iter::once(command)
-            .chain(args.iter().map(String::as_str))
-            .map(shell_quote)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let cwd = match cwd {
-            Some(dir) => ctx.cwd.join(dir),
-            None => ctx.cwd.to_path_buf(),
-        };
-        let env: Vec<(String, Option<String>)> = env
-            .iter()
-            .map(|(key, value)| (key.clone(), Some(value.clone())))
-            .collect();
-        crate::tools::start_service(&format!("exec {line}"), &cwd, &env, ctx)
-            .map_err(|err| format!("cannot start {command}: {err}"))
     }
 
     /// The process ended: a ready server is gone, with its tools.
@@ -359,6 +333,37 @@ impl Server {
             let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         }
     }
+}
+
+/// The stdio server's process, started as the run's commands are. Forking happens on a
+/// blocking thread: the run's own start (connecting to the model) goes on meanwhile.
+async fn spawn(
+    command: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&std::path::Path>,
+    ctx: &ToolContext,
+) -> Result<(tokio::process::Child, nix::unistd::Pid), String> {
+    let line = std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let cwd = match cwd {
+        Some(dir) => ctx.cwd.join(dir),
+        None => ctx.cwd.to_path_buf(),
+    };
+    let env: Vec<(String, Option<String>)> = env
+        .iter()
+        .map(|(key, value)| (key.clone(), Some(value.clone())))
+        .collect();
+    let ctx = ctx.clone();
+    let started = tokio::task::spawn_blocking(move || {
+        crate::tools::start_service(&format!("exec {line}"), &cwd, &env, &ctx)
+    })
+    .await
+    .map_err(|err| format!("cannot start {command}: {err}"))?;
+    started.map_err(|err| format!("cannot start {command}: {err}"))
 }
 
 /// The streamable HTTP transport to `url`, sending `headers` with every request.
