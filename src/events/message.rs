@@ -119,6 +119,20 @@ pub struct ToolCall {
     pub arguments_error: Option<String>,
 }
 
+/// What the name of every MCP server's tool starts with: `mcp__SERVER__TOOL` (Claude Code's
+/// convention).
+pub const MCP_TOOL_PREFIX: &str = "mcp__";
+
+impl ToolCall {
+    /// The MCP server the call goes to, when the tool is one (`mcp__SERVER__TOOL`).
+    pub fn mcp_server(&self) -> Option<&str> {
+        self.name
+            .strip_prefix(MCP_TOOL_PREFIX)
+            .and_then(|rest| rest.split_once("__"))
+            .map(|(server, _)| server)
+    }
+}
+
 /// A text block, tagged `type: text`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]

@@ -50,3 +50,18 @@ fn messages_are_tagged_by_role_and_tool_calls_by_type() {
         json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":5})
     );
 }
+
+#[test]
+fn an_mcp_tool_call_names_its_server() {
+    let call = |name: &str| ToolCall {
+        id: "c1".into(),
+        name: name.to_string(),
+        arguments: json!({}),
+        raw_arguments: "{}".to_string(),
+        arguments_error: None,
+    };
+    assert_eq!(call("mcp__github__get_issue").mcp_server(), Some("github"));
+    assert_eq!(call("mcp__fs__read__deep").mcp_server(), Some("fs"));
+    assert_eq!(call("mcp__lonely").mcp_server(), None);
+    assert_eq!(call("bash").mcp_server(), None);
+}

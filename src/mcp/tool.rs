@@ -19,7 +19,7 @@ use crate::tools::{Tool, ToolContext, ToolError, ToolFuture};
 /// What separates the parts of an MCP tool's name (Claude Code's convention).
 const SEPARATOR: &str = "__";
 /// What every MCP tool's name starts with.
-pub const PREFIX: &str = "mcp__";
+pub const PREFIX: &str = crate::events::MCP_TOOL_PREFIX;
 /// How long a stopped call may take to tell the server it is cancelled.
 const CANCEL_GRACE: Duration = Duration::from_millis(500);
 

@@ -109,6 +109,12 @@ impl Names {
     }
 }
 
+/// The OpenTelemetry semantic conventions for MCP, as far as worker uses them.
+pub mod mcp {
+    /// The MCP method of a span (`tools/call` on the span of an MCP tool's call).
+    pub const METHOD_NAME: &str = "mcp.method.name";
+}
+
 /// The names under the namespace, as passed to [`Names::get`].
 pub mod own {
     // Spans.
@@ -151,6 +157,8 @@ pub mod own {
     pub const TOOL_ARGUMENTS: &str = "tool.arguments";
     /// The tool's result text, on tool spans with `--otel-include-content`.
     pub const TOOL_RESULT: &str = "tool.result";
+    /// The MCP server a call went to, on the tool spans of MCP tools (`mcp__SERVER__TOOL`).
+    pub const TOOL_MCP_SERVER: &str = "tool.mcp_server";
     /// The `x-request-id` of the request whose response asked for the call, on tool spans.
     pub const TOOL_SOURCE_REQUEST_ID: &str = "tool.source_request_id";
     /// The `x-request-id` of the request that carried the result back, on tool spans; absent

@@ -437,6 +437,10 @@ impl Extension for Otel {
         if let Some(source) = self.joins.source() {
             attributes.push(self.own(own::TOOL_SOURCE_REQUEST_ID, source));
         }
+        if let Some(server) = call.mcp_server() {
+            attributes.push(KeyValue::new(super::names::mcp::METHOD_NAME, "tools/call"));
+            attributes.push(self.own(own::TOOL_MCP_SERVER, server.to_string()));
+        }
         if self.settings.include_content {
             attributes.push(self.own(own::TOOL_ARGUMENTS, self.content(&call.raw_arguments)));
         }
