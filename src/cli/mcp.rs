@@ -13,12 +13,14 @@ use super::args::{McpCheckArgs, SandboxArgs};
 use super::{RunArgs, UsageError};
 
 /// Adds the MCP extension when the run has servers: the `--tools` entries that name MCP tools
-/// (`mcp__…`) become its filter, and every credential in the configuration a secret.
+/// (`mcp__…`) and those of the `--profile` (`profile`) narrow what it offers, and every
+/// credential in the configuration is a secret.
 pub(super) fn add_mcp(
     args: &RunArgs,
     env: &dyn Env,
     config: &mut RunConfig,
     warnings: &mut Vec<String>,
+    profile: Option<Vec<String>>,
 ) -> Result<(), UsageError> {
     let files = config_files(&args.mcp_config, args.mcp_project, &config.cwd, warnings);
     if files.is_empty() {
@@ -32,7 +34,8 @@ pub(super) fn add_mcp(
         *allow = own;
         mcp
     });
-    config.extensions.push(Mcp::new(servers, allow.as_deref())?);
+    let filters: Vec<Vec<String>> = allow.into_iter().chain(profile).collect();
+    config.extensions.push(Mcp::new(servers, &filters)?);
     Ok(())
 }
 
@@ -105,7 +108,7 @@ impl McpCheck {
         let servers = load(&files, env, secrets)?;
         let bash = isolation(&args.isolation, env, &cwd, secrets)?;
         Ok(McpCheck {
-            mcp: Mcp::new(servers, None)?,
+            mcp: Mcp::new(servers, &[])?,
             ctx: ToolContext {
                 cwd: Arc::new(cwd),
                 call_id: Arc::from(""),

@@ -64,7 +64,6 @@ pub fn build_config(
     warnings.extend(sources.pi_settings.warnings);
     warnings.extend(retry_warning);
     add_tool_extensions(args, env, &mut config, &mut warnings)?;
-    mcp::add_mcp(args, env, &mut config, &mut warnings)?;
     config.sandbox = sandbox::sandbox_settings(&args.isolation);
     if let Some(scope) = &config.tools.edit_scope {
         config.sandbox.write_scope = scope.directories();
@@ -264,6 +263,7 @@ fn add_tool_extensions(
     )?;
     warnings.extend(github.warnings);
     config.extensions.push(Arc::new(github.extension));
+    mcp::add_mcp(args, env, config, warnings, github.mcp_tools)?;
     let web = crate::web::Settings {
         enabled: !args.no_web_search,
         provider: args.web_search_provider.clone(),

@@ -60,6 +60,9 @@ pub struct Configured {
     pub extension: GitHubExtension,
     /// What stderr should warn about (credentials missing for `--profile`).
     pub warnings: Vec<String>,
+    /// The MCP tools (names or globs) the profile lists; `None` when it lists none, and then
+    /// it does not narrow MCP tools.
+    pub mcp_tools: Option<Vec<String>>,
 }
 
 /// Builds the extension for `--profile`. Errors (an unknown or broken profile) are usage
@@ -86,9 +89,16 @@ pub fn configure(
                 shared: None,
             },
             warnings: Vec::new(),
+            mcp_tools: None,
         });
     };
     let names = profiles.resolve(profile, &TOOL_NAMES)?;
+    let mcp_tools: Vec<String> = names
+        .iter()
+        .filter(|name| name.starts_with(crate::events::MCP_TOOL_PREFIX))
+        .cloned()
+        .collect();
+    let mcp_tools = (!mcp_tools.is_empty()).then_some(mcp_tools);
     let credentials = match auth::from_env(env, secrets) {
         Ok(credentials) => credentials,
         Err(missing) => {
@@ -109,6 +119,7 @@ pub fn configure(
                     "--profile {profile}: GitHub tools skipped ({}): {}",
                     missing.reason, missing.message
                 )],
+                mcp_tools,
             });
         }
     };
@@ -147,6 +158,7 @@ pub fn configure(
             shared: Some(shared),
         },
         warnings: Vec::new(),
+        mcp_tools,
     })
 }
 

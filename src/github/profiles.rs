@@ -6,7 +6,8 @@
 //! `--profiles-dir` adds profiles or replaces shipped ones by name. A profile that extends
 //! another gets the parent's tools first. Every profile is checked when loaded: an unknown
 //! parent, a cycle, an unknown tool name or a tool listed twice along the chain is an error
-//! naming the file.
+//! naming the file. A profile may also list MCP tools (`mcp__SERVER__TOOL`, or a glob such as
+//! `mcp__github__get_*`): a run with MCP servers then offers only the MCP tools it lists.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -159,7 +160,11 @@ impl Profiles {
         for link in chain.iter().rev() {
             let profile = &self.profiles[*link];
             for tool in &profile.file.tools {
-                if !known_tools.contains(&tool.as_str()) {
+                // MCP tools (`mcp__SERVER__TOOL`, globs too) are known only once their servers
+                // run: the profile narrows them then.
+                if !known_tools.contains(&tool.as_str())
+                    && !tool.starts_with(crate::events::MCP_TOOL_PREFIX)
+                {
                     return Err(invalid(profile, format!("unknown tool '{tool}'")));
                 }
                 if tools.contains(tool) {

@@ -52,8 +52,9 @@ pub struct PatternError {
 /// The run's MCP servers.
 pub struct Mcp {
     servers: Vec<Arc<Server>>,
-    /// `--tools` entries naming MCP tools; `None`: every enabled tool is offered.
-    allow: Option<GlobSet>,
+    /// What narrows the tools offered (the `--tools` entries naming MCP tools, a profile's):
+    /// a tool is offered when it matches every one; none: every enabled tool is.
+    filters: Vec<GlobSet>,
     /// Bumped by every server whenever its state or tools change.
     generation: Arc<AtomicU64>,
     /// The generation the run's tool list reflects.
@@ -71,28 +72,16 @@ pub struct Mcp {
 }
 
 impl Mcp {
-    /// The servers of `configs`; `allow`: the `--tools` entries that start with `mcp__`
-    /// (`None` without `--tools`).
+    /// The servers of `configs`; `filters`: lists of tool names or globs (`mcp__SERVER__TOOL`),
+    /// each of which a tool must match to be offered (`--tools`, a profile).
     pub fn new(
         configs: Vec<ServerConfig>,
-        allow: Option<&[String]>,
+        filters: &[Vec<String>],
     ) -> Result<Arc<Mcp>, PatternError> {
-        let allow = match allow {
-            None => None,
-            Some(patterns) => {
-                let mut set = GlobSetBuilder::new();
-                for pattern in patterns {
-                    set.add(Glob::new(pattern).map_err(|source| PatternError {
-                        pattern: pattern.clone(),
-                        source,
-                    })?);
-                }
-                Some(set.build().map_err(|source| PatternError {
-                    pattern: patterns.join(","),
-                    source,
-                })?)
-            }
-        };
+        let filters = filters
+            .iter()
+            .map(|patterns| globs(patterns))
+            .collect::<Result<Vec<_>, _>>()?;
         let generation = Arc::new(AtomicU64::new(0));
         let epoch = Instant::now();
         Ok(Arc::new_cyclic(|me: &Weak<Mcp>| {
@@ -116,7 +105,7 @@ impl Mcp {
                         ))
                     })
                     .collect(),
-                allow,
+                filters,
                 generation,
                 offered_generation: AtomicU64::new(u64::MAX),
                 status_generation: AtomicU64::new(u64::MAX),
@@ -191,17 +180,13 @@ impl Mcp {
         }
     }
 
-    /// The tools the run may offer now, narrowed by `--tools`.
+    /// The tools the run may offer now, narrowed by `--tools` and the profile.
     fn offered(&self) -> Vec<Arc<dyn Tool>> {
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for server in &self.servers {
             for listed in server.tools() {
                 let name = tool_name(&server.config.name, &listed.name);
-                if self
-                    .allow
-                    .as_ref()
-                    .is_some_and(|allow| !allow.is_match(&name))
-                {
+                if !self.filters.iter().all(|filter| filter.is_match(&name)) {
                     continue;
                 }
                 if crate::output::OutputSchema::new(serde_json::Value::Object(
@@ -224,6 +209,8 @@ impl Mcp {
 
     /// Closes every connection and ends every server process.
     pub async fn stop_all(&self) {
+        // The servers' exits that follow are the run's doing, not news.
+        self.announced.store(false, Ordering::SeqCst);
         for handle in self.starting.lock_or_recover().drain(..) {
             handle.abort();
         }
@@ -242,6 +229,21 @@ impl Mcp {
             })
         })
     }
+}
+
+/// One filter's patterns as a glob set.
+fn globs(patterns: &[String]) -> Result<GlobSet, PatternError> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        set.add(Glob::new(pattern).map_err(|source| PatternError {
+            pattern: pattern.clone(),
+            source,
+        })?);
+    }
+    set.build().map_err(|source| PatternError {
+        pattern: patterns.join(","),
+        source,
+    })
 }
 
 impl Extension for Mcp {

@@ -41,6 +41,8 @@ pub(super) struct Server {
     /// The end of what the process wrote to stderr.
     stderr: Arc<Mutex<Vec<u8>>>,
     changed: OnChange,
+    /// The run is stopping it: its exit is no news.
+    stopping: AtomicBool,
 }
 
 struct State {
@@ -107,6 +109,7 @@ impl Server {
             epoch,
             stderr: Arc::default(),
             changed,
+            stopping: AtomicBool::new(false),
         }
     }
 
@@ -262,6 +265,9 @@ impl Server {
 
     /// The connection is lost (the process ended, or the transport closed under a call).
     pub(super) fn gone(&self, how: String) {
+        if self.stopping.load(Ordering::SeqCst) {
+            return;
+        }
         let status = self.state();
         if !matches!(status, McpServerState::Ready | McpServerState::Starting) {
             return;
@@ -324,6 +330,7 @@ impl Server {
     /// Closes the connection and ends the process: its input closed, then its group killed
     /// if it has not exited within a short grace.
     pub(super) async fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
         let connection = self.connection.lock_or_recover().take();
         let Some(mut connection) = connection else {
             return;

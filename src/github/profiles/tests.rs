@@ -104,3 +104,17 @@ fn cycles_unknown_tools_duplicates_and_unknown_parents_are_rejected() {
         assert!(err.starts_with("GitHub profile "), "{err}");
     }
 }
+
+#[test]
+fn a_profile_may_name_mcp_tools_by_name_or_glob() {
+    let dir = dir_with(&[(
+        "gh-mcp.json",
+        r#"{"extends": "read", "tools": ["mcp__github__get_*", "mcp__fs__read_file"]}"#,
+    )]);
+    let profiles = Profiles::load(Some(dir.path()), &TOOL_NAMES).unwrap();
+    let tools = profiles.resolve("gh-mcp", &TOOL_NAMES).unwrap();
+    assert_eq!(
+        &tools[tools.len() - 2..],
+        ["mcp__github__get_*", "mcp__fs__read_file"]
+    );
+}
