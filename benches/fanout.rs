@@ -12,14 +12,16 @@
 
 #[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
+#[path = "support/runs.rs"]
+mod runs;
 #[path = "support/wait.rs"]
 mod wait;
 
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mock_llm::*;
+use runs::{median, worker};
 use serde_json::json;
 use wait::measure;
 
@@ -30,28 +32,6 @@ struct Round {
     wall: Duration,
     rss_mib: f64,
     connections: usize,
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-fn worker(url: &str, cwd: &std::path::Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_worker"));
-    cmd.args([
-        "run",
-        "--model",
-        "dynamo/mock-model",
-        "--no-context-files",
-        "--no-session",
-    ])
-    .args(args)
-    .env_clear()
-    .env("PATH", std::env::var("PATH").unwrap_or_default())
-    .env("DYNAMO_BASE_URL", url)
-    .current_dir(cwd);
-    cmd
 }
 
 /// One run whose first answer asks for `WIDTH` subagents.

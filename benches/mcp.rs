@@ -17,46 +17,26 @@
 
 #[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
+#[path = "support/runs.rs"]
+mod runs;
 #[path = "support/wait.rs"]
 mod wait;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use mock_llm::*;
+use runs::{median, worker};
 use serde_json::json;
 use wait::measure;
 
 /// Calls per run in the per-call comparison.
 const CALLS: usize = 20;
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn spread(values: &[f64]) -> (f64, f64) {
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (min, max)
-}
-
-fn worker(url: &str, cwd: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_worker"));
-    cmd.args([
-        "run",
-        "--model",
-        "dynamo/mock-model",
-        "--no-context-files",
-        "--no-session",
-    ])
-    .args(args)
-    .env_clear()
-    .env("PATH", std::env::var("PATH").unwrap_or_default())
-    .env("DYNAMO_BASE_URL", url)
-    .current_dir(cwd);
-    cmd
 }
 
 /// The Python that runs the fault server.

@@ -71,6 +71,20 @@ fn main() -> ExitCode {
     std::process::exit(status.into())
 }
 
+/// The async runtime; when the machine cannot give its threads, the warning is printed and
+/// the status to exit with returned.
+fn runtime() -> Result<tokio::runtime::Runtime, ExitStatus> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|err| {
+            // Not the caller's mistake: the machine could not give us threads.
+            warn(&format!("cannot start the async runtime: {err}"));
+            ExitStatus::Failed
+        })
+}
+
 /// `worker mcp check`: one JSON line per server; exit 2 when a required one is not ready.
 fn mcp_check(args: &McpCheckArgs) -> ExitStatus {
     let secrets = SECRETS.get_or_init(Secrets::default);
@@ -78,15 +92,9 @@ fn mcp_check(args: &McpCheckArgs) -> ExitStatus {
         Ok(check) => check,
         Err(err) => return usage_error(&err.to_string()),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(err) => {
-            warn(&format!("cannot start the async runtime: {err}"));
-            return ExitStatus::Failed;
-        }
+        Err(status) => return status,
     };
     let outcome = runtime.block_on(check.run());
     let mut out = std::io::stdout().lock();
@@ -137,17 +145,9 @@ fn run(args: &worker::cli::RunArgs) -> ExitStatus {
             return ExitStatus::Limit;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(err) => {
-            // Not the caller's mistake: the machine could not give us threads.
-            warn(&format!("cannot start the async runtime: {err}"));
-            return ExitStatus::Failed;
-        }
+        Err(status) => return status,
     };
     let status = runtime.block_on(async {
         watch_signals(config.control.clone());

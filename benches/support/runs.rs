@@ -1,0 +1,30 @@
+//! What the benchmarks that run worker against the scripted server share: the command line
+//! and the median.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The median of `values`.
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// `worker run` on the scripted server at `url`, in `cwd`, with only `PATH` from this
+/// environment, no context files and no session file.
+pub(crate) fn worker(url: &str, cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_worker"));
+    cmd.args([
+        "run",
+        "--model",
+        "dynamo/mock-model",
+        "--no-context-files",
+        "--no-session",
+    ])
+    .args(args)
+    .env_clear()
+    .env("PATH", std::env::var("PATH").unwrap_or_default())
+    .env("DYNAMO_BASE_URL", url)
+    .current_dir(cwd);
+    cmd
+}
