@@ -120,6 +120,14 @@ pub enum UsageError {
     /// An `--mcp-config` file (or the project's `.mcp.json`) cannot be used.
     #[error(transparent)]
     McpConfig(#[from] crate::mcp::ConfigError),
+    /// An MCP server's `network` names something that is not a host.
+    #[error("MCP server '{server}': network: {source}")]
+    McpNetwork {
+        /// The server.
+        server: String,
+        /// What is wrong with the entry.
+        source: crate::sandbox::proxy::InvalidHost,
+    },
     /// `worker mcp check` was given no configuration.
     #[error("worker mcp check: no servers to check: give --mcp-config FILE or --mcp-project")]
     McpNothingToCheck,

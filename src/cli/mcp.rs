@@ -26,7 +26,16 @@ pub(super) fn add_mcp(
     if files.is_empty() {
         return Ok(());
     }
-    let servers = load(&files, env, &config.secrets)?;
+    let mut servers = load(&files, env, &config.secrets)?;
+    network_runners(
+        &mut servers,
+        &args.isolation,
+        args.auth_file.as_deref(),
+        env,
+        &config.sandbox,
+        &config.cwd,
+        warnings,
+    )?;
     let allow = config.tools.allow.as_mut().map(|allow| {
         let (mcp, own): (Vec<String>, Vec<String>) = allow
             .drain(..)
@@ -80,6 +89,8 @@ fn load(
 
 /// `worker mcp check`, set up: the servers and how to start them.
 pub struct McpCheck {
+    /// Problems found while setting up, for stderr.
+    pub warnings: Vec<String>,
     mcp: Arc<Mcp>,
     ctx: ToolContext,
     secrets: Secrets,
@@ -105,9 +116,20 @@ impl McpCheck {
         if files.is_empty() {
             return Err(UsageError::McpNothingToCheck);
         }
-        let servers = load(&files, env, secrets)?;
+        let mut servers = load(&files, env, secrets)?;
         let bash = isolation(&args.isolation, env, &cwd, secrets)?;
+        let settings = super::sandbox::sandbox_settings(&args.isolation);
+        network_runners(
+            &mut servers,
+            &args.isolation,
+            None,
+            env,
+            &settings,
+            &cwd,
+            &mut warnings,
+        )?;
         Ok(McpCheck {
+            warnings,
             mcp: Mcp::new(servers, &[])?,
             ctx: ToolContext {
                 cwd: Arc::new(cwd),
@@ -138,7 +160,7 @@ impl McpCheck {
         let ready = status.servers.iter().all(|server| {
             !server.required || server.status == crate::events::McpServerState::Ready
         });
-        let mut warnings = Vec::new();
+        let mut warnings = self.warnings.clone();
         let lines = status
             .servers
             .iter()
@@ -160,6 +182,56 @@ impl McpCheck {
             warnings,
         }
     }
+}
+
+/// A runner of its own for each stdio server with a `network` allowance: under
+/// `--sandbox linux`, the run's sandbox with exactly those hosts (and the run's `--allow-host`
+/// ones) reachable through a proxy of its own; an empty allowance is no network. Under
+/// `--sandbox none` it cannot be enforced, and a warning says so.
+fn network_runners(
+    servers: &mut [ServerConfig],
+    isolation: &SandboxArgs,
+    auth_file: Option<&Path>,
+    env: &dyn Env,
+    run: &crate::sandbox::Settings,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<(), UsageError> {
+    for server in servers.iter_mut() {
+        let Some(hosts) = &server.network else {
+            continue;
+        };
+        let mut allowed = isolation.allow_host.clone();
+        for host in hosts {
+            let host =
+                crate::sandbox::parse_host(host).map_err(|source| UsageError::McpNetwork {
+                    server: server.name.clone(),
+                    source,
+                })?;
+            if !allowed.contains(&host) {
+                allowed.push(host);
+            }
+        }
+        if isolation.backend != crate::sandbox::Backend::Linux {
+            warnings.push(format!(
+                "MCP server '{}': \"network\" has no effect with --sandbox none: the server has the host's network",
+                server.name
+            ));
+            continue;
+        }
+        let own = SandboxArgs {
+            no_network: allowed.is_empty(),
+            allow_host: allowed,
+            ..isolation.clone()
+        };
+        let settings = crate::sandbox::Settings {
+            write_scope: run.write_scope.clone(),
+            ..super::sandbox::sandbox_settings(&own)
+        };
+        let confinement = super::sandbox::confine(&own, auth_file, env, &settings, cwd)?;
+        server.runner = Some(confinement.runner);
+    }
+    Ok(())
 }
 
 /// How `worker run` with these sandbox flags starts processes.

@@ -63,7 +63,7 @@ pub fn build_config(
     let mut warnings = sources.auth.warnings;
     warnings.extend(sources.pi_settings.warnings);
     warnings.extend(retry_warning);
-    add_tool_extensions(args, env, &mut config, &mut warnings)?;
+    let profile_mcp_tools = add_tool_extensions(args, env, &mut config, &mut warnings)?;
     config.sandbox = sandbox::sandbox_settings(&args.isolation);
     if let Some(scope) = &config.tools.edit_scope {
         config.sandbox.write_scope = scope.directories();
@@ -89,6 +89,8 @@ pub fn build_config(
             .ok()
             .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
     }
+    // After the sandbox: a server with a network allowance gets a sandbox runner of its own.
+    mcp::add_mcp(args, env, &mut config, &mut warnings, profile_mcp_tools)?;
     add_observers(args, env, &mut config, &mut warnings)?;
     live::add_live_control(args, commands, &mut config)?;
     // Checked again by the run; checking here keeps the error a usage error.
@@ -247,13 +249,13 @@ fn run_settings(
 }
 
 /// The extensions that offer tools, in agentic-pi's status order: GitHub, web search, file
-/// search, skills.
+/// search, skills. Returns the MCP tools the `--profile` lists (it narrows them).
 fn add_tool_extensions(
     args: &RunArgs,
     env: &dyn Env,
     config: &mut RunConfig,
     warnings: &mut Vec<String>,
-) -> Result<(), UsageError> {
+) -> Result<Option<Vec<String>>, UsageError> {
     let github = crate::github::configure(
         env,
         args.profile.as_deref(),
@@ -262,8 +264,8 @@ fn add_tool_extensions(
         &config.secrets,
     )?;
     warnings.extend(github.warnings);
+    let profile_mcp_tools = github.mcp_tools;
     config.extensions.push(Arc::new(github.extension));
-    mcp::add_mcp(args, env, config, warnings, github.mcp_tools)?;
     let web = crate::web::Settings {
         enabled: !args.no_web_search,
         provider: args.web_search_provider.clone(),
@@ -308,7 +310,7 @@ fn add_tool_extensions(
         max_depth: args.max_subagent_depth,
         events: args.subagent_events,
     };
-    Ok(())
+    Ok(profile_mcp_tools)
 }
 
 /// The extensions that watch the run: telemetry, then the Dynamo bridge (with its serving

@@ -4,8 +4,9 @@
 //! A server is `{"command", "args", "env", "cwd"}` (stdio) or `{"type": "http", "url",
 //! "headers"}` (streamable HTTP). `${VAR}` and `${VAR:-default}` are expanded in `command`,
 //! `args`, `env`, `url` and `headers`. Worker's keys: `required`, `startupTimeoutMs`,
-//! `toolTimeoutMs`, `enabledTools` / `disabledTools` (names or globs), and the widely used
-//! `disabled`. Keys other tools add are ignored, so one file serves them all.
+//! `toolTimeoutMs`, `enabledTools` / `disabledTools` (names or globs), `network` (the hosts a
+//! stdio server may reach under `--sandbox linux`, as `--allow-host` takes them), and the widely
+//! used `disabled`. Keys other tools add are ignored, so one file serves them all.
 //!
 //! What cannot be used is decided per server, not per file: a server whose variable is unset
 //! or whose transport worker lacks is `failed` with the reason, and the others still start.
@@ -102,6 +103,12 @@ pub struct ServerConfig {
     pub disabled_tools: Option<GlobSet>,
     /// The values that are credentials: every `env` value and header value.
     pub secrets: Vec<String>,
+    /// `network`: the hosts a stdio server may reach (`--allow-host`'s form), instead of the
+    /// run's network rules; `None`: the run's rules.
+    pub network: Option<Vec<String>>,
+    /// What starts the server's process instead of the run's own runner (a sandbox runner
+    /// with the server's `network`); set by the command line.
+    pub runner: Option<crate::tools::Runner>,
 }
 
 impl ServerConfig {
@@ -119,8 +126,9 @@ impl ServerConfig {
 
 #[derive(Deserialize)]
 struct File {
+    /// In the file's order (`serde_json` keeps it): `mcp_status` lists servers so.
     #[serde(rename = "mcpServers")]
-    mcp_servers: BTreeMap<String, RawServer>,
+    mcp_servers: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -145,6 +153,7 @@ struct RawServer {
     tool_timeout_ms: Option<u64>,
     enabled_tools: Option<Vec<String>>,
     disabled_tools: Option<Vec<String>>,
+    network: Option<Vec<String>>,
 }
 
 /// Reads every file in order; a server named again in a later file replaces the earlier one
@@ -189,6 +198,14 @@ pub fn parse(
     })?;
     let mut servers = Vec::new();
     for (name, raw) in file.mcp_servers {
+        let raw: RawServer = serde_path_to_error::deserialize(raw).map_err(|err| {
+            let at = err.path().to_string();
+            let inner = err.into_inner();
+            match at.as_str() {
+                "." => parse_error(format!("mcpServers.{name}: {inner}")),
+                _ => parse_error(format!("mcpServers.{name}.{at}: {inner}")),
+            }
+        })?;
         if let Some(why) = bad_name(&name) {
             return Err(ConfigError::Name {
                 path: path.to_path_buf(),
@@ -200,6 +217,7 @@ pub fn parse(
             .map_err(|err| parse_error(format!("server '{name}': enabledTools: {err}")))?;
         let disabled_tools = globs(raw.disabled_tools.as_deref())
             .map_err(|err| parse_error(format!("server '{name}': disabledTools: {err}")))?;
+        let network = raw.network.clone();
         let mut secrets = Vec::new();
         let transport = transport(&raw, lookup, &mut secrets);
         servers.push(ServerConfig {
@@ -216,6 +234,8 @@ pub fn parse(
             enabled_tools,
             disabled_tools,
             secrets,
+            network,
+            runner: None,
         });
     }
     Ok(servers)

@@ -218,7 +218,11 @@ impl Server {
                 env,
                 cwd,
             } => {
-                let (mut child, group) = spawn(&command, &args, &env, cwd.as_deref(), ctx).await?;
+                let mut ctx = ctx.clone();
+                if let Some(runner) = &self.config.runner {
+                    ctx.bash.runner = Some(runner.clone());
+                }
+                let (mut child, group) = spawn(&command, &args, &env, cwd.as_deref(), &ctx).await?;
                 let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
                     return Err("the server's pipes could not be opened".to_string());
                 };

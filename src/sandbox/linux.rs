@@ -130,7 +130,13 @@ pub struct LinuxRunner {
     /// `--edit-scope`'s directories: where commands may write instead of the working
     /// directory; `None`: all of it.
     pub write_scope: Option<Vec<PathBuf>>,
+    /// The proxy socket's file name: one per runner, so a runner with other hosts (an MCP
+    /// server's network allowance) has a proxy of its own in the same run directory.
+    socket_name: String,
 }
+
+/// Runners made so far in this process (each names its proxy socket after its number).
+static RUNNERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 impl LinuxRunner {
     /// A runner with no proxy started yet and the default process cap ([`MAX_PROCESSES`]).
@@ -148,6 +154,10 @@ impl LinuxRunner {
             proxy: OnceLock::new(),
             max_processes: MAX_PROCESSES,
             write_scope: None,
+            socket_name: match RUNNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+                0 => "proxy.sock".to_string(),
+                n => format!("proxy-{n}.sock"),
+            },
         }
     }
 
@@ -157,7 +167,7 @@ impl LinuxRunner {
         let hosts = self.allow_hosts.as_ref()?;
         self.proxy
             .get_or_init(|| {
-                let socket = scratch.parent().unwrap_or(scratch).join("proxy.sock");
+                let socket = scratch.parent().unwrap_or(scratch).join(&self.socket_name);
                 super::proxy::start(&socket, hosts.clone()).ok()
             })
             .clone()

@@ -188,3 +188,19 @@ fn expansion_reports_an_unclosed_reference() {
     assert_eq!(expand("no refs", &vars).unwrap(), "no refs");
     assert!(expand("${HOST", &vars).unwrap_err().contains("unclosed"));
 }
+
+#[test]
+fn servers_keep_the_file_s_order_and_their_network_allowance() {
+    let servers = parse_text(
+        r#"{"mcpServers": {"zeta": {"command": "z", "network": ["api.github.com", "10.0.0.1:8080"]},
+            "alpha": {"command": "a"}, "mid": {"command": "m", "network": []}}}"#,
+    );
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["zeta", "alpha", "mid"]);
+    assert_eq!(
+        servers[0].network.as_deref(),
+        Some(&["api.github.com".to_string(), "10.0.0.1:8080".to_string()][..])
+    );
+    assert_eq!(servers[1].network, None);
+    assert_eq!(servers[2].network.as_deref(), Some(&[][..]));
+}
