@@ -190,7 +190,8 @@ pub fn parse(
     let file: File = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
         let at = err.path().to_string();
         let inner = err.into_inner();
-        if at == "." {
+        // A syntax error is about the text, not about a place in the shape.
+        if at == "." || inner.is_syntax() || inner.is_eof() {
             parse_error(inner.to_string())
         } else {
             parse_error(format!("{at}: {inner}"))

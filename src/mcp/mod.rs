@@ -164,7 +164,14 @@ impl Mcp {
             servers: self
                 .servers
                 .iter()
-                .map(|server| server.status(with_names))
+                .map(|server| {
+                    let names = self
+                        .offered_of(server)
+                        .iter()
+                        .map(|tool| tool_name(&server.config.name, &tool.name))
+                        .collect();
+                    server.status(names, with_names)
+                })
                 .collect(),
         }
     }
@@ -184,22 +191,28 @@ impl Mcp {
     fn offered(&self) -> Vec<Arc<dyn Tool>> {
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for server in &self.servers {
-            for listed in server.tools() {
-                let name = tool_name(&server.config.name, &listed.name);
-                if !self.filters.iter().all(|filter| filter.is_match(&name)) {
-                    continue;
-                }
-                if crate::output::OutputSchema::new(serde_json::Value::Object(
-                    (*listed.input_schema).clone(),
-                ))
-                .is_err()
-                {
-                    continue;
-                }
+            for listed in self.offered_of(server) {
                 tools.push(Arc::new(tool::McpTool::new(server.clone(), &listed)));
             }
         }
         tools
+    }
+
+    /// The tools of `server` the run offers: enabled by its configuration, allowed by every
+    /// filter, with a valid JSON Schema.
+    fn offered_of(&self, server: &Server) -> Vec<rmcp::model::Tool> {
+        server
+            .tools()
+            .into_iter()
+            .filter(|listed| {
+                let name = tool_name(&server.config.name, &listed.name);
+                self.filters.iter().all(|filter| filter.is_match(&name))
+                    && crate::output::OutputSchema::new(serde_json::Value::Object(
+                        (*listed.input_schema).clone(),
+                    ))
+                    .is_ok()
+            })
+            .collect()
     }
 
     /// The servers that said their tools changed are listed again.
@@ -214,13 +227,18 @@ impl Mcp {
         for handle in self.starting.lock_or_recover().drain(..) {
             handle.abort();
         }
-        join_all(self.servers.iter().map(|server| server.stop())).await;
+        join_all(
+            self.servers
+                .iter()
+                .map(|server| server.stop(server::CLOSE_GRACE)),
+        )
+        .await;
     }
 
     /// The first required server that is not ready, and why.
     fn missing_required(&self) -> Option<String> {
         self.servers.iter().find_map(|server| {
-            let status = server.status(false);
+            let status = server.status(Vec::new(), false);
             (server.config.required && status.status != McpServerState::Ready).then(|| {
                 let why = status
                     .error
@@ -277,6 +295,14 @@ impl Extension for Mcp {
             }
             Some(self.offered())
         })
+    }
+
+    fn run_ending(&self) {
+        // The servers' exits that follow are the run's doing, not news.
+        self.announced.store(false, Ordering::SeqCst);
+        for server in &self.servers {
+            server.ending();
+        }
     }
 
     fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {

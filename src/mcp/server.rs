@@ -20,8 +20,9 @@ use crate::tools::ToolContext;
 
 /// The most of a server's stderr kept for the error that says why it died.
 const STDERR_TAIL: usize = 2048;
-/// How long a server has to exit once its input is closed, before its group is killed.
-const CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// How long a server has to exit once its input is closed at the end of a run, before its
+/// group is killed.
+pub(super) const CLOSE_GRACE: Duration = Duration::from_millis(500);
 
 /// Called after a server's state changed.
 pub(super) type OnChange = Arc<dyn Fn() + Send + Sync>;
@@ -31,7 +32,9 @@ pub(super) struct Server {
     pub config: ServerConfig,
     state: Mutex<State>,
     /// The connection, once initialized.
-    connection: Mutex<Option<Connection>>,
+    connection: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    /// A stdio server's process, once started.
+    process: Mutex<Option<Process>>,
     /// The server said its tools changed; cleared when they are listed again.
     list_changed: Arc<AtomicBool>,
     /// Shared by every server of the run: bumped whenever one's state or tools change.
@@ -52,10 +55,15 @@ struct State {
     ms: u64,
 }
 
-struct Connection {
-    service: RunningService<RoleClient, Handler>,
-    /// The process group of a stdio server.
-    group: Option<nix::unistd::Pid>,
+/// A stdio server's process, as the run ends it.
+struct Process {
+    group: nix::unistd::Pid,
+    /// Turns true when the process has exited.
+    ended: tokio::sync::watch::Receiver<bool>,
+    /// Reads its stderr until it closes.
+    stderr: Option<tokio::task::JoinHandle<()>>,
+    /// The run's leftovers, whose watchdog knows the group.
+    leftovers: crate::tools::Leftovers,
 }
 
 /// Worker's side of the connection: it names itself and hears that the tools changed.
@@ -90,20 +98,22 @@ impl Server {
         epoch: Instant,
         changed: OnChange,
     ) -> Self {
-        let status = if config.disabled {
-            McpServerState::Disabled
-        } else {
-            McpServerState::Starting
+        // A server that cannot be started is known to have failed from the start.
+        let (status, error) = match (&config.transport, config.disabled) {
+            (_, true) => (McpServerState::Disabled, None),
+            (Err(why), false) => (McpServerState::Failed, Some(why.clone())),
+            (Ok(_), false) => (McpServerState::Starting, None),
         };
         Server {
             config,
             state: Mutex::new(State {
                 status,
                 tools: Vec::new(),
-                error: None,
+                error,
                 ms: 0,
             }),
             connection: Mutex::new(None),
+            process: Mutex::new(None),
             list_changed: Arc::new(AtomicBool::new(false)),
             generation,
             epoch,
@@ -113,14 +123,10 @@ impl Server {
         }
     }
 
-    /// The server's line in `mcp_status`.
-    pub(super) fn status(&self, with_names: bool) -> McpServerStatus {
+    /// The server's line in `mcp_status`; `offered`: the names of the tools the run offers
+    /// of it, listed when `with_names`.
+    pub(super) fn status(&self, offered: Vec<String>, with_names: bool) -> McpServerStatus {
         let state = self.state.lock_or_recover();
-        let offered: Vec<&rmcp::model::Tool> = state
-            .tools
-            .iter()
-            .filter(|tool| self.config.offers(&tool.name))
-            .collect();
         McpServerStatus {
             name: self.config.name.clone(),
             status: state.status,
@@ -131,12 +137,7 @@ impl Server {
                 _ => state.ms,
             },
             error: state.error.clone(),
-            tool_names: with_names.then(|| {
-                offered
-                    .iter()
-                    .map(|tool| super::tool::tool_name(&self.config.name, &tool.name))
-                    .collect()
-            }),
+            tool_names: with_names.then_some(offered),
         }
     }
 
@@ -160,8 +161,8 @@ impl Server {
 
     /// The connection to call tools over; `Err` says why there is none.
     pub(super) fn peer(&self) -> Result<Peer<RoleClient>, String> {
-        if let Some(connection) = self.connection.lock_or_recover().as_ref() {
-            return Ok(connection.service.peer().clone());
+        if let Some(service) = self.connection.lock_or_recover().as_ref() {
+            return Ok(service.peer().clone());
         }
         let state = self.state.lock_or_recover();
         Err(match (&state.error, state.status) {
@@ -175,7 +176,7 @@ impl Server {
     /// Starts, initializes and lists the server within its startup timeout; the state says
     /// how it went. `ctx`: how the run starts processes (sandbox, leftovers).
     pub(super) async fn start(self: &Arc<Self>, ctx: &ToolContext) {
-        if self.config.disabled {
+        if self.state() != McpServerState::Starting {
             return;
         }
         let timeout = self.config.startup_timeout;
@@ -194,7 +195,8 @@ impl Server {
         match outcome {
             Ok(tools) => self.settle(McpServerState::Ready, Some(tools), None),
             Err((status, error)) => {
-                self.stop().await;
+                // Nothing to wind down: the server never started serving.
+                self.stop(Duration::ZERO).await;
                 let error = self.with_stderr(error);
                 self.settle(status, None, Some(error));
             }
@@ -211,7 +213,7 @@ impl Server {
             list_changed: self.list_changed.clone(),
             generation: self.generation.clone(),
         };
-        let (service, group) = match transport {
+        let service = match transport {
             Transport::Stdio {
                 command,
                 args,
@@ -226,35 +228,40 @@ impl Server {
                 let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
                     return Err("the server's pipes could not be opened".to_string());
                 };
-                if let Some(stderr) = child.stderr.take() {
-                    tokio::spawn(keep_tail(stderr, self.stderr.clone()));
-                }
+                let stderr = child
+                    .stderr
+                    .take()
+                    .map(|stderr| tokio::spawn(keep_tail(stderr, self.stderr.clone())));
+                let (ended, ended_watch) = tokio::sync::watch::channel(false);
                 let server = Arc::downgrade(self);
                 tokio::spawn(async move {
                     let status = child.wait().await;
+                    ended.send_replace(true);
                     if let Some(server) = server.upgrade() {
                         server.exited(status.ok());
                     }
                 });
-                let service = handler
+                *self.process.lock_or_recover() = Some(Process {
+                    group,
+                    ended: ended_watch,
+                    stderr,
+                    leftovers: ctx.leftovers.clone(),
+                });
+                handler
                     .serve((stdout, stdin))
                     .await
-                    .map_err(|err| format!("initialize failed: {err}"))?;
-                (service, Some(group))
+                    .map_err(|err| initialize_failed(&err))?
             }
-            Transport::Http { url, headers } => {
-                let service = handler
-                    .serve(http_transport(&url, &headers)?)
-                    .await
-                    .map_err(|err| format!("initialize failed: {err}"))?;
-                (service, None)
-            }
+            Transport::Http { url, headers } => handler
+                .serve(http_transport(&url, &headers)?)
+                .await
+                .map_err(|err| initialize_failed(&err))?,
         };
         let peer = service.peer().clone();
-        *self.connection.lock_or_recover() = Some(Connection { service, group });
+        *self.connection.lock_or_recover() = Some(service);
         peer.list_all_tools()
             .await
-            .map_err(|err| format!("tools/list failed: {err}"))
+            .map_err(|err| format!("tools/list failed: {}", causes(&err)))
     }
 
     /// The process ended: a ready server is gone, with its tools.
@@ -331,18 +338,56 @@ impl Server {
         }
     }
 
-    /// Closes the connection and ends the process: its input closed, then its group killed
-    /// if it has not exited within a short grace.
-    pub(super) async fn stop(&self) {
+    /// The run is ending: what happens to the server from now on is the run's doing.
+    pub(super) fn ending(&self) {
         self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Closes the connection and ends the process: its input closed, `grace` for it to act
+    /// on what it was sent last (a cancellation) and exit, then its group killed. Its stderr
+    /// is read to the end, for the error that says why it stopped.
+    pub(super) async fn stop(&self, grace: Duration) {
+        self.ending();
         let connection = self.connection.lock_or_recover().take();
-        let Some(mut connection) = connection else {
+        if let Some(mut service) = connection {
+            let _ = service.close_with_timeout(grace).await;
+        }
+        let process = self.process.lock_or_recover().take();
+        let Some(mut process) = process else {
             return;
         };
-        let _ = connection.service.close_with_timeout(CLOSE_GRACE).await;
-        if let Some(group) = connection.group {
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = tokio::time::timeout(grace, process.ended.wait_for(|ended| *ended)).await;
+        let _ = nix::sys::signal::killpg(process.group, nix::sys::signal::Signal::SIGKILL);
+        process.leftovers.forget_if_gone(process.group);
+        if let Some(reader) = process.stderr.take() {
+            let _ = tokio::time::timeout(CLOSE_GRACE, reader).await;
         }
+    }
+}
+
+/// An error with every cause it carries (a refused connection under a transport error).
+fn causes(err: &(dyn std::error::Error + 'static)) -> String {
+    crate::http::error_chain(err)
+}
+
+/// Why `initialize` failed; for a transport that could not send it, the transport's own
+/// causes (the SDK does not chain them).
+fn initialize_failed(err: &rmcp::service::ClientInitializeError) -> String {
+    match err {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            let inner: &(dyn std::error::Error + 'static) = &*error.error;
+            // The HTTP client's own error carries why (a refused connection, a TLS failure).
+            let why = match inner
+                .downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>()
+            {
+                Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(client)) => {
+                    causes(client)
+                }
+                _ => causes(inner),
+            };
+            format!("initialize failed ({context}): {why}")
+        }
+        other => format!("initialize failed: {}", causes(other)),
     }
 }
 

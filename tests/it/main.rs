@@ -27,6 +27,8 @@ mod github_tools;
 mod golden;
 mod guardian;
 mod lifecycle;
+mod mcp;
+mod mcp_e2e;
 mod model_server;
 mod output_schema;
 mod parity_cli;

@@ -202,8 +202,8 @@ fn sandbox_of(ctx: &ToolContext) -> std::io::Result<Option<(&super::Runner, std:
 
 /// A long-lived process the run talks to over stdin and stdout (an MCP server), started in
 /// `cwd` as commands are (the run's sandbox, or contained) but with a scrubbed environment plus
-/// `env`, and reaped with the run (and by the watchdog if worker is killed). Returns the
-/// process and its process group.
+/// `env`. The caller ends it (its group, [`Leftovers::forget_if_gone`] after); the watchdog
+/// kills it if worker dies first. Returns the process and its process group.
 pub(crate) fn start_service(
     command: &str,
     cwd: &Path,
@@ -228,7 +228,8 @@ pub(crate) fn start_service(
         )
     });
     let (child, pgid) = started?;
-    ctx.leftovers.add(pgid, told);
+    // Its owner stops it (a grace to exit, then SIGKILL); the watchdog if worker dies first.
+    ctx.leftovers.watch(pgid, told);
     Ok((child, pgid))
 }
 

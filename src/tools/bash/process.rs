@@ -299,6 +299,15 @@ impl Leftovers {
         }
     }
 
+    /// Tells the watchdog of a group its owner ends itself (a long-lived service, which must
+    /// wind down before it is killed): the run's [`Leftovers::clean_up`] leaves it alone, the
+    /// watchdog kills it if worker dies. `told`: the child already told the watchdog.
+    pub fn watch(&self, pgid: Pid, told: bool) {
+        if !told {
+            self.tell(&format!("+{}\n", pgid.as_raw()));
+        }
+    }
+
     /// Forgets the group if nothing in it is alive any more.
     pub fn forget_if_gone(&self, pgid: Pid) {
         if killpg(pgid, None).is_err() {
