@@ -630,3 +630,46 @@ fn a_subagent_s_spans_nest_under_the_task_call_that_started_it() {
         .unwrap();
     assert_eq!(child_turn.parent_span_id, child.span_id);
 }
+
+#[test]
+fn an_mcp_tool_s_span_names_its_server_and_method() {
+    let collector = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    // No server is configured: the call fails as an unknown tool, and its span is still the
+    // span of a call to server `fs`.
+    let mock = MockLlm::start(vec![
+        call("c1", "mcp__fs__read_file", r#"{"path":"a.txt"}"#),
+        answer("done"),
+    ]);
+    let run = run_worker(
+        dir.path(),
+        &[
+            "--model",
+            "dynamo/m",
+            "--otel-endpoint",
+            &collector.url,
+            "--otel",
+        ],
+        "read",
+        &[("DYNAMO_BASE_URL", &mock.url)],
+    );
+    run.assert_code(0);
+    let spans = collector.spans();
+    let tool = named(&spans, "execute_tool mcp__fs__read_file");
+    assert_eq!(
+        tool.len(),
+        1,
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        string(tool[0], "mcp.method.name").as_deref(),
+        Some("tools/call")
+    );
+    assert_eq!(
+        string(tool[0], "worker.tool.mcp_server").as_deref(),
+        Some("fs")
+    );
+    let read = named(&spans, "worker.session");
+    assert_eq!(string(read[0], "worker.tool.mcp_server"), None);
+}

@@ -234,6 +234,45 @@ fn the_tools_flag_names_mcp_tools_by_glob() {
     assert_eq!(first_status(&run)["status"], "ready");
 }
 
+/// A `--profile` that lists MCP tools offers only those (and what `--tools` names, when it
+/// names any); one that lists none leaves them alone.
+#[test]
+#[ignore = "needs the MCP servers: scripts/mcp-e2e.sh"]
+fn a_profile_narrows_the_mcp_tools() {
+    let scene = Scene::new();
+    let cfg = scene.config(json!({"fault": fault(json!({"required": true}))}));
+    let profiles = scene.ws.join("profiles");
+    std::fs::create_dir(&profiles).unwrap();
+    std::fs::write(
+        profiles.join("narrow.json"),
+        r#"{"tools": ["github_get_issue", "mcp__fault__e*", "mcp__fault__pid"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        profiles.join("plain.json"),
+        r#"{"tools": ["github_get_issue"]}"#,
+    )
+    .unwrap();
+    let dir = profiles.display().to_string();
+    let offered_with = |extra: &[&str]| {
+        let mock = MockLlm::start(vec![answer("done")]);
+        let mut flags = vec!["--mcp-config", cfg.as_str(), "--profiles-dir", dir.as_str()];
+        flags.extend_from_slice(extra);
+        let run = worker_run(&scene, &mock, &flags, &[]);
+        run.assert_code(0);
+        offered_mcp(&mock.requests()[0])
+    };
+    assert_eq!(
+        offered_with(&["--profile", "narrow"]),
+        ["mcp__fault__echo", "mcp__fault__env", "mcp__fault__pid"]
+    );
+    assert_eq!(
+        offered_with(&["--profile", "narrow", "--tools", "read,mcp__fault__*o*"]),
+        ["mcp__fault__echo"]
+    );
+    assert_eq!(offered_with(&["--profile", "plain"]), fault_tools("fault"));
+}
+
 #[test]
 #[ignore = "needs the MCP servers: scripts/mcp-e2e.sh"]
 fn a_tool_with_an_invalid_schema_is_left_out() {
