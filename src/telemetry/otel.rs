@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use opentelemetry::global::BoxedTracer;
-use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
@@ -35,61 +35,13 @@ use crate::sync::LockExt;
 
 mod attributes;
 mod child;
+mod instruments;
 use attributes::{finish_reason, serving_attributes};
+use instruments::Instruments;
 
 /// The instrumentation scope: the program that instruments, whatever the namespace.
 const SCOPE: &str = "worker";
 const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
-
-struct Instruments {
-    token_usage: Histogram<u64>,
-    operation_duration: Histogram<f64>,
-    cost: Histogram<f64>,
-    tool_duration: Histogram<f64>,
-    tool_invocations: Counter<u64>,
-    tool_failures: Counter<u64>,
-    turns: Counter<u64>,
-}
-
-impl Instruments {
-    /// GenAI's two metrics under their own names, worker's under its namespace.
-    fn new(meter: &opentelemetry::metrics::Meter, names: &super::names::Names) -> Instruments {
-        let name = |own: &str| names.get(own);
-        Instruments {
-            token_usage: meter
-                .u64_histogram(gen_ai::TOKEN_USAGE)
-                .with_unit("{token}")
-                .with_description("Tokens used per model request, by gen_ai.token.type")
-                .build(),
-            operation_duration: meter
-                .f64_histogram(gen_ai::OPERATION_DURATION)
-                .with_unit("s")
-                .with_description("Duration of model requests")
-                .build(),
-            cost: meter
-                .f64_histogram(name(own::COST))
-                .with_unit("{usd}")
-                .with_description("Estimated cost per model request in USD")
-                .build(),
-            tool_duration: meter
-                .f64_histogram(name(own::TOOL_DURATION))
-                .with_unit("s")
-                .build(),
-            tool_invocations: meter
-                .u64_counter(name(own::TOOL_INVOCATIONS))
-                .with_unit("{call}")
-                .build(),
-            tool_failures: meter
-                .u64_counter(name(own::TOOL_FAILURES))
-                .with_unit("{call}")
-                .build(),
-            turns: meter
-                .u64_counter(name(own::TURNS))
-                .with_unit("{turn}")
-                .build(),
-        }
-    }
-}
 
 #[derive(Default)]
 struct State {
