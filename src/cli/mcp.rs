@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::config::{Env, RunConfig};
 use crate::mcp::{Mcp, ServerConfig, TOOL_PREFIX};
 use crate::secrets::Secrets;
-use crate::tools::{BashSettings, BudgetLimits, ToolContext};
+use crate::tools::{BashSettings, ToolContext};
 
 use super::args::{McpCheckArgs, SandboxArgs};
 use super::{RunArgs, UsageError};
@@ -134,11 +134,8 @@ impl McpCheck {
             ctx: ToolContext {
                 cwd: Arc::new(cwd),
                 call_id: Arc::from(""),
-                run: crate::tools::RunServices::new(
-                    crate::control::RunControl::new(),
-                    None,
-                    BudgetLimits::default(),
-                ),
+                // No run: never stopped, no budget, no approvals, no child runs.
+                run: crate::tools::RunServices::detached(),
                 progress: Arc::new(|_| {}),
                 files: crate::tools::FileLocks::default(),
                 leftovers: crate::tools::Leftovers::default(),
