@@ -19,7 +19,9 @@
 mod mock_llm;
 #[path = "support/runs.rs"]
 mod runs;
+// Only the wall time: the peak RSS wait4 reports counts what worker's servers used.
 #[path = "support/wait.rs"]
+#[allow(dead_code)]
 mod wait;
 
 use std::path::{Path, PathBuf};
@@ -79,20 +81,17 @@ fn write_config(dir: &Path, name: &str, servers: usize, server: &serde_json::Val
     path
 }
 
-/// Milliseconds from spawning worker to its first model request, and worker's peak RSS in MiB.
-fn first_request_ms(cwd: &Path, config: Option<&Path>) -> (f64, f64) {
+/// Milliseconds from spawning worker to its first model request.
+fn first_request_ms(cwd: &Path, config: Option<&Path>) -> f64 {
     let mock = MockLlm::start(vec![answer("done")]);
     let mut args = Vec::new();
     if let Some(config) = config {
         args.extend(["--mcp-config", config.to_str().unwrap()]);
     }
-    let (sample, code, started) = measure(worker(&mock.url, cwd, &args), b"hello");
+    let (_, code, started) = measure(worker(&mock.url, cwd, &args), b"hello");
     assert_eq!(code, 0, "the run failed");
     let requests = mock.requests();
-    (
-        (requests[0].at - started).as_secs_f64() * 1000.0,
-        sample.max_rss_kib as f64 / 1024.0,
-    )
+    (requests[0].at - started).as_secs_f64() * 1000.0
 }
 
 /// The median milliseconds of one call to `tool` with `args`, over a run of [`CALLS`] calls,
@@ -154,15 +153,12 @@ fn main() {
         ),
     ];
     let mut first: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
-    let mut rss: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
     let required = config(dir.path(), 1, true);
     let (mut mcp_calls, mut builtin_calls) = (Vec::new(), Vec::new());
     let (mut mcp_runs, mut builtin_runs) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         for (index, (_, config)) in variants.iter().enumerate() {
-            let (ms, mib) = first_request_ms(&cwd, config.as_deref());
-            first[index].push(ms);
-            rss[index].push(mib);
+            first[index].push(first_request_ms(&cwd, config.as_deref()));
         }
         let (call, run) = per_call_ms(&cwd, &required, "mcp__s0__echo", &json!({"text": "hello"}));
         mcp_calls.push(call);
@@ -175,18 +171,17 @@ fn main() {
     }
     println!("MCP benchmark: {runs} rounds, medians (min-max)");
     println!(
-        "{:<30} {:>24} {:>10} {:>16}",
-        "time to first model request", "ms", "ratio", "worker peak RSS"
+        "{:<30} {:>24} {:>10}",
+        "time to first model request", "ms", "ratio"
     );
     let base = median(first[0].clone());
-    for (((label, _), samples), mib) in variants.iter().zip(&first).zip(&rss) {
+    for ((label, _), samples) in variants.iter().zip(&first) {
         let (min, max) = spread(samples);
         let value = median(samples.clone());
         println!(
-            "{label:<30} {:>9.2} ({min:>5.1}-{max:>6.1}) {:>9.2}x {:>12.1}MiB",
+            "{label:<30} {:>9.2} ({min:>5.1}-{max:>6.1}) {:>9.2}x",
             value,
-            value / base,
-            median(mib.clone())
+            value / base
         );
     }
     let (mcp, builtin) = (median(mcp_calls.clone()), median(builtin_calls.clone()));
