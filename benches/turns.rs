@@ -1,55 +1,72 @@
-//! `cargo bench --bench turns`: what a turn costs as a run grows long. One run of 1,000 turns
-//! against the scripted server, each turn a `read` of a small file, reports the time per turn
-//! around turns 10, 100 and 1,000 (from the server's own clock: the gap between the request
-//! that asked for a call and the one that carried its result back, which is worker's whole
-//! turn: parsing the answer, the call, the session file, the next request's body, and the
-//! scripted server reading that body) and, from runs stopped there, the peak RSS at 10, 100
-//! and 1,000 turns beside the size of the last request. A run whose turns cost the same at
-//! 1,000 as at 10 has a flat first column.
+//! `cargo bench --bench turns`: what a turn costs as a run grows long. Replayed runs (no
+//! server: only worker's own work is timed) of turns that each `read` a small file: the time a
+//! turn adds around turns 10, 100 and 1,000 (the difference between runs 50 turns apart,
+//! divided by 50, median of the rounds) and the peak RSS of runs of 10, 100 and 1,000 turns
+//! (GNU time), with and without the session file. A run whose turns cost the same at 1,000 as
+//! at 10 has a flat first column.
 //!
-//! `BENCH_TURNS` sets the longest run (default 1000); the others are a tenth and a hundredth.
+//! `BENCH_TURNS` sets the longest run (default 1000; the others are a tenth and a hundredth),
+//! `BENCH_RUNS` the rounds (default 5).
 
 // A benchmark stops on any failure; unwrapping is how it says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/it/support/mock_llm.rs"]
-mod mock_llm;
-use mock_llm::*;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
 use serde_json::json;
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+/// Turns between the two runs whose difference is a point's time per turn.
+const WINDOW: usize = 50;
+
+/// A fixture of `turns` `read` calls, then a final answer.
+fn fixture(path: &Path, turns: usize) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(
+        out,
+        "{}",
+        json!({"workerFixture": 1, "provider": "dynamo", "model": "m"})
+    )
+    .unwrap();
+    let args = json!({"path": "notes.txt"}).to_string();
+    for turn in 0..turns {
+        let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": format!("c{turn}"), "type": "function", "function": {"name": "read", "arguments": args}}]}, "finish_reason": "tool_calls"}]});
+        let reply = json!({"request": {}, "response": {"events": [chunk, "[DONE]"]}});
+        writeln!(out, "{reply}").unwrap();
+    }
+    let answer =
+        json!({"choices": [{"index": 0, "delta": {"content": "done"}, "finish_reason": "stop"}]});
+    let reply = json!({"request": {}, "response": {"events": [answer, "[DONE]"]}});
+    writeln!(out, "{reply}").unwrap();
 }
 
-/// A run of `turns` calls, then an answer: the gaps between its requests in milliseconds,
-/// its peak RSS in MiB (by GNU time, a small parent, so no copy of this process counts), and
-/// the size of its last request in KiB.
-fn run(cwd: &std::path::Path, turns: usize, session: bool) -> (Vec<f64>, f64, f64) {
-    let args = json!({"path": "notes.txt"}).to_string();
-    let mut replies: Vec<Reply> = (0..turns)
-        .map(|turn| call(&format!("c{turn}"), "read", &args))
-        .collect();
-    replies.push(answer("done"));
-    let mock = MockLlm::start(replies);
-    let report = cwd.join("time.txt");
-    let worker = command(&mock.url, cwd, session);
-    let mut timed = std::process::Command::new("/usr/bin/time");
-    timed
-        .args(["-f", "%M", "-o"])
+/// One replayed run of `fixture` under GNU time: wall milliseconds and peak RSS in MiB.
+fn run(dir: &Path, fixture: &Path, session: bool) -> (f64, f64) {
+    let report = dir.join("time.txt");
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.args(["-f", "%M", "-o"])
         .arg(&report)
-        .arg(worker.get_program())
-        .args(worker.get_args())
-        .env_clear()
-        .envs(worker.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = timed.spawn().expect("spawn /usr/bin/time (package time)");
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"read it again and again")
-        .unwrap();
+        .arg(env!("CARGO_BIN_EXE_worker"))
+        .args(["run", "--no-context-files", "--model"])
+        .arg(format!("replay/{}", fixture.display()));
+    if session {
+        cmd.arg("--session-dir").arg(dir.join("sessions"));
+    } else {
+        cmd.arg("--no-session");
+    }
+    let started = Instant::now();
+    let mut child = cmd
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn /usr/bin/time (package time)");
+    child.stdin.take().unwrap().write_all(b"go").unwrap();
     assert!(child.wait().unwrap().success(), "the run failed");
+    let wall = started.elapsed().as_secs_f64() * 1000.0;
     let kib: f64 = std::fs::read_to_string(&report)
         .unwrap()
         .trim()
@@ -58,36 +75,12 @@ fn run(cwd: &std::path::Path, turns: usize, session: bool) -> (Vec<f64>, f64, f6
         .unwrap()
         .parse()
         .unwrap();
-    let requests = mock.requests();
-    assert_eq!(requests.len(), turns + 1);
-    let gaps = requests
-        .windows(2)
-        .map(|pair| (pair[1].at - pair[0].at).as_secs_f64() * 1000.0)
-        .collect();
-    let last = serde_json::to_vec(&requests[turns].body).unwrap().len();
-    (gaps, kib / 1024.0, last as f64 / 1024.0)
+    (wall, kib / 1024.0)
 }
 
-/// `worker run` on the scripted server at `url`; `session`: with its session file (in `cwd`).
-fn command(url: &str, cwd: &std::path::Path, session: bool) -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_worker"));
-    cmd.args(["run", "--model", "dynamo/mock-model", "--no-context-files"]);
-    if session {
-        cmd.arg("--session-dir").arg(cwd.join("sessions"));
-    } else {
-        cmd.arg("--no-session");
-    }
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("DYNAMO_BASE_URL", url)
-        .current_dir(cwd);
-    cmd
-}
-
-/// The median gap of the ten turns up to `turn` (1-based).
-fn around(gaps: &[f64], turn: usize) -> f64 {
-    let end = turn.min(gaps.len());
-    median(gaps[end.saturating_sub(10)..end].to_vec())
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 fn main() {
@@ -96,29 +89,54 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000)
         .max(100);
+    let rounds: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
+        .max(1);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "a short note\n".repeat(8)).unwrap();
     let points = [longest / 100, longest / 10, longest];
-    println!("turns benchmark: one run of {longest} turns (a read each), and runs of {points:?}");
+    let fixtures: Vec<[std::path::PathBuf; 2]> = points
+        .iter()
+        .map(|&turns| {
+            [turns, turns + WINDOW].map(|n| {
+                let path = dir.path().join(format!("fixture-{n}.jsonl"));
+                fixture(&path, n);
+                path
+            })
+        })
+        .collect();
+    println!(
+        "turns benchmark: replayed runs of {points:?} turns (a read each), {rounds} rounds, medians"
+    );
     for session in [false, true] {
         let label = if session {
             "with the session file"
         } else {
             "--no-session"
         };
-        let (gaps, _, _) = run(dir.path(), longest, session);
         println!("{label}:");
         println!(
-            "  {:>6} {:>14} {:>12} {:>14}",
-            "turn", "ms per turn", "peak RSS", "last request"
+            "  {:>6} {:>20} {:>12}",
+            "turn", "ms a turn adds", "peak RSS"
         );
-        let base = around(&gaps, points[0]);
-        for turns in points {
-            let (_, rss, body) = run(dir.path(), turns, session);
-            let per_turn = around(&gaps, turns);
+        let mut base = None;
+        for (turns, [short, long]) in points.iter().zip(&fixtures) {
+            let mut per_turn = Vec::new();
+            let mut rss = Vec::new();
+            for _ in 0..rounds {
+                let (before, kib) = run(dir.path(), short, session);
+                let (after, _) = run(dir.path(), long, session);
+                per_turn.push((after - before) / WINDOW as f64);
+                rss.push(kib);
+            }
+            let per_turn = median(per_turn);
+            let base = *base.get_or_insert(per_turn);
             println!(
-                "  {turns:>6} {per_turn:>8.3} ({:>4.2}x) {rss:>8.1} MiB {body:>10.1} KiB",
-                per_turn / base
+                "  {turns:>6} {per_turn:>10.3} ({:>5.2}x) {:>8.1} MiB",
+                per_turn / base,
+                median(rss)
             );
         }
     }

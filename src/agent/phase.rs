@@ -101,7 +101,7 @@ impl Session {
             request_id: self.request_ids.summary(self.state.summaries),
         };
         self.state.summaries += 1;
-        request_assistant(&ctx, &body).await
+        request_assistant(&ctx, body).await
     }
 
     /// The model answered without tool calls: the run is done, unless `--output-schema` wants

@@ -386,7 +386,7 @@ impl Session {
             request_id: self.request_ids.turn(turn_index),
         };
         let requested_at = SystemTime::now();
-        let outcome = request_assistant(&ctx, &body).await;
+        let outcome = request_assistant(&ctx, body).await;
         for extension in &self.config.extensions {
             extension.assistant_finished(turn_index, &outcome.message, requested_at);
         }

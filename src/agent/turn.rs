@@ -75,14 +75,15 @@ enum Attempt {
 /// stays dropped, so this bound is never reached in practice; it only rules out a loop).
 const MAX_RESENDS: u32 = 8;
 
-pub(super) async fn request_assistant(ctx: &TurnContext<'_>, body: &Value) -> TurnOutcome {
+pub(super) async fn request_assistant(ctx: &TurnContext<'_>, mut body: Value) -> TurnOutcome {
     let mut requests = 0;
     let mut retries = 0;
     let mut resends = 0;
     loop {
         requests += 1;
-        let request = prepare(ctx, body, &ctx.request_id.attempt(requests));
+        let mut request = prepare(ctx, &mut body, &ctx.request_id.attempt(requests));
         let attempt = attempt(ctx, &request).await;
+        give_back(&mut body, &mut request);
         // `shown`: a partial message that was streamed and ended with the error.
         let (error, rejected, shown) = match attempt {
             Attempt::Done(message, serving) => {
@@ -208,16 +209,34 @@ fn resend_after_rejection(
 /// last, whole: the one place every model request passes, so no credential reaches the model
 /// server from a prompt, a context file, a tool result or an earlier answer. (The key itself
 /// goes in the transport's auth header, which is not part of the body.)
-fn prepare(ctx: &TurnContext<'_>, body: &Value, request_id: &str) -> Request {
+///
+/// The conversation is lent to the request rather than copied (a long run's conversation is
+/// most of the body, and decorators never touch it); [`give_back`] returns it for the next
+/// attempt.
+fn prepare(ctx: &TurnContext<'_>, body: &mut Value, request_id: &str) -> Request {
+    let messages = body.get_mut("messages").map(Value::take);
     let mut request = Request {
         body: body.clone(),
         headers: vec![("x-request-id".to_string(), request_id.to_string())],
     };
+    if let (Some(messages), Some(slot)) = (messages, request.body.get_mut("messages")) {
+        *slot = messages;
+    }
     for decorator in ctx.decorators {
         decorator.decorate(&mut request.body, &mut request.headers);
     }
     ctx.secrets.redact_value(&mut request.body);
     request
+}
+
+/// The conversation lent to `request` back into `body` (redacted by then, which changes
+/// nothing when it is redacted again).
+fn give_back(body: &mut Value, request: &mut Request) {
+    if let (Some(slot), Some(messages)) =
+        (body.get_mut("messages"), request.body.get_mut("messages"))
+    {
+        *slot = messages.take();
+    }
 }
 
 /// Sends the request and reads its status: the response to stream, or how the attempt

@@ -61,17 +61,21 @@ pub(super) fn build_body(spec: &RequestSpec<'_>) -> Value {
         // The thinking budget is part of max_tokens and must leave room for the answer.
         max_tokens = max_tokens.max(budget + 4096);
     }
-    let mut body = json!({
-        "model": spec.model,
-        "max_tokens": max_tokens,
-        "system": [{
-            "type": "text",
-            "text": spec.system_prompt,
-            "cache_control": {"type": "ephemeral"},
-        }],
-        "messages": messages,
-        "stream": true,
-    });
+    // The messages are moved in: `json!` would copy the whole conversation again.
+    let mut body = Value::Object(serde_json::Map::from_iter([
+        ("model".to_string(), json!(spec.model)),
+        ("max_tokens".to_string(), json!(max_tokens)),
+        (
+            "system".to_string(),
+            json!([{
+                "type": "text",
+                "text": spec.system_prompt,
+                "cache_control": {"type": "ephemeral"},
+            }]),
+        ),
+        ("messages".to_string(), Value::Array(messages)),
+        ("stream".to_string(), json!(true)),
+    ]));
     let tools: Vec<Value> = spec
         .tools
         .as_array()

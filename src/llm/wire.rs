@@ -70,12 +70,13 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
     for message in spec.messages {
         messages.push(message_to_wire(message));
     }
-    let mut body = json!({
-        "model": spec.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
+    // The messages are moved in: `json!` would copy the whole conversation again.
+    let mut body = Value::Object(serde_json::Map::from_iter([
+        ("model".to_string(), json!(spec.model)),
+        ("messages".to_string(), Value::Array(messages)),
+        ("stream".to_string(), json!(true)),
+        ("stream_options".to_string(), json!({"include_usage": true})),
+    ]));
     if spec.tools.as_array().is_some_and(|tools| !tools.is_empty()) {
         body["tools"] = spec.tools.clone();
     }
