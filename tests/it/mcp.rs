@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
-use crate::support::{Run, run_worker, worker_command};
+use crate::support::{Run, pids_with, run_worker, worker_command};
 
 /// Writes `text` to `dir/name`; its absolute path.
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -248,39 +248,6 @@ fn servers_that_cannot_be_used_fail_alone_and_say_why() {
     assert_eq!(mock.requests().len(), 1);
 }
 
-/// The pids of running processes whose command line has `arg` as an argument.
-fn processes_with_arg(arg: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        if cmdline
-            .split(|b| *b == 0)
-            .any(|part| part == arg.as_bytes())
-        {
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    stat.rsplit_once(") ")
-                        .map(|(_, rest)| rest.starts_with('Z'))
-                })
-                .unwrap_or(true);
-            if !zombie {
-                pids.push(pid);
-            }
-        }
-    }
-    pids
-}
-
 #[test]
 fn a_required_server_that_never_answers_times_out_and_is_killed() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,7 +284,7 @@ fn a_required_server_that_never_answers_times_out_and_is_killed() {
     assert_eq!(run.first("fatal_error")["error"]["name"], "DependencyError");
     assert!(mock.requests().is_empty());
     assert_eq!(
-        processes_with_arg(&seconds),
+        pids_with("cmdline", &seconds),
         Vec::<i32>::new(),
         "the server's sleep is left"
     );

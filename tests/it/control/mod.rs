@@ -7,16 +7,18 @@
 //! runs, the tool waits for a file the test creates (a gate), so no test depends on how fast
 //! the machine is; every wait is bounded, and a child still running is killed on drop.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
-use crate::support::{Run, result_text, results, run_dynamo, run_worker, worker_command};
+use crate::support::{
+    Run, result_text, results, run_dynamo, run_worker, running, spawn_watched, worker_command,
+};
 
 /// How long any single wait may take before the test fails instead of hanging.
 const WAIT: Duration = Duration::from_secs(30);
@@ -39,34 +41,15 @@ impl Controlled {
         let mut cmd = worker_command(dir);
         cmd.args(["run", "--model", "dynamo/mock-model", "--no-session"])
             .args(args)
-            .env("DYNAMO_BASE_URL", &mock.url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn worker");
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if sender.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-            text
-        });
+            .env("DYNAMO_BASE_URL", &mock.url);
+        let watched = spawn_watched(cmd);
         Controlled {
-            stdin: child.stdin.take(),
-            child,
-            lines,
+            stdin: watched.stdin,
+            child: watched.child,
+            lines: watched.lines,
             seen: Vec::new(),
             cursor: 0,
-            stderr: Some(stderr),
+            stderr: Some(watched.stderr),
         }
     }
 
@@ -304,16 +287,6 @@ fn assert_complete(run: &Run) {
 /// The last line of stderr.
 fn last_stderr_line(run: &Run) -> &str {
     run.stderr.trim_end().lines().last().unwrap_or_default()
-}
-
-/// Alive and not a zombie.
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
-        Err(_) => false,
-    }
 }
 
 /// A command that records its host pid in `pid` (`$$` would be the pid inside the command's

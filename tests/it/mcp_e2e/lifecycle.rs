@@ -57,7 +57,7 @@ fn server_pid(marker: &str, said: &str) -> i32 {
         .trim()
         .parse()
         .unwrap_or_else(|_| panic!("pid: {said:?}"));
-    let pids: Vec<i32> = pids_with_env(marker)
+    let pids: Vec<i32> = pids_with("environ", marker)
         .into_iter()
         .filter(|&pid| namespace_pid(pid) == Some(said))
         .collect();
@@ -97,9 +97,9 @@ fn no_server_outlives_a_killed_worker(sandbox: &str) {
         || kill(Pid::from_raw(pid), None).is_err() || !running(pid),
     );
     assert!(
-        pids_with_env(&marker).is_empty(),
+        pids_with("environ", &marker).is_empty(),
         "{:?}",
-        pids_with_env(&marker)
+        pids_with("environ", &marker)
     );
 }
 

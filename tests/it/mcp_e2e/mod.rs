@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
-use crate::support::{Run, result_text, results, run_worker, worker_command};
+use crate::support::{
+    Run, Watched, pids_with, result_text, results, run_worker, running, spawn_watched,
+    worker_command,
+};
 
 mod calls;
 mod check;
@@ -272,41 +275,6 @@ fn wait_for_line(path: &Path, line: &str, within: Duration) -> String {
     text
 }
 
-/// Alive, as opposed to gone or a zombie nobody reaped yet.
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
-        Err(_) => false,
-    }
-}
-
-/// The host pids of the processes whose environment holds `KEY=VALUE` (`marker`).
-fn pids_with_env(marker: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if environ
-            .split(|b| *b == 0)
-            .any(|var| var == marker.as_bytes())
-            && running(pid)
-        {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
 /// The pid a process has in its innermost PID namespace (the last of `NSpid`).
 fn namespace_pid(host_pid: i32) -> Option<i32> {
     let status = std::fs::read_to_string(format!("/proc/{host_pid}/status")).ok()?;
@@ -366,28 +334,14 @@ impl Live {
         cmd.args(["run", "--model", "dynamo/mock-model", "--no-session"])
             .args(args)
             .env("DYNAMO_BASE_URL", &mock.url)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn worker");
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if sender.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-            text
-        });
-        let mut stdin = child.stdin.take();
+            .envs(env.iter().copied());
+        let Watched {
+            child,
+            stdin,
+            lines,
+            stderr,
+        } = spawn_watched(cmd);
+        let mut stdin = stdin;
         if let Some(prompt) = prompt {
             stdin.take().unwrap().write_all(prompt.as_bytes()).unwrap();
         }

@@ -230,3 +230,75 @@ pub(crate) fn results(run: &Run) -> Vec<(String, bool)> {
         .map(|end| (result_text(end), end["isError"] == true))
         .collect()
 }
+
+/// A child the test watches while it runs: its stdout lines arrive on `lines` (read by a
+/// thread of their own), its stderr is collected whole by `stderr`.
+pub(crate) struct Watched {
+    pub child: std::process::Child,
+    pub stdin: Option<std::process::ChildStdin>,
+    pub lines: std::sync::mpsc::Receiver<String>,
+    pub stderr: std::thread::JoinHandle<String>,
+}
+
+/// Starts `cmd` with every stream piped, its stdout read line by line as it comes.
+pub(crate) fn spawn_watched(mut cmd: Command) -> Watched {
+    use std::io::BufRead;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn worker");
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    Watched {
+        stdin: child.stdin.take(),
+        child,
+        lines,
+        stderr,
+    }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+pub(crate) fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+/// The running processes whose `/proc/PID/<file>` (`cmdline`, `environ`: NUL-separated) has
+/// `entry` as one of its parts.
+pub(crate) fn pids_with(file: &str, entry: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for dir in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = dir.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(parts) = std::fs::read(format!("/proc/{pid}/{file}")) else {
+            continue;
+        };
+        if parts
+            .split(|b| *b == 0)
+            .any(|part| part == entry.as_bytes())
+            && running(pid)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
