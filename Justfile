@@ -23,6 +23,10 @@ e2e-mcp:
 bench:
     cargo bench
 
+# worker against codex and Pi on one scripted task (installs them into ~/.cache; docs/PEERS.md).
+bench-peers:
+    bash scripts/bench-peers.sh
+
 # Rewrite fixtures/*/expected.jsonl from the current binary; review the diff before committing.
 bless:
     WORKER_BLESS=fixtures cargo test --test it golden
