@@ -74,6 +74,13 @@ impl Secrets {
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
 
+    /// How many forms the set holds. It only grows (a secret is never taken back), so text
+    /// redacted when it was `n` is still clean while it is `n`: a cache of redacted text knows
+    /// by it when to redo its work.
+    pub fn generation(&self) -> usize {
+        self.values.read_or_recover().len()
+    }
+
     /// Whether the set holds no value (nothing to redact).
     pub fn is_empty(&self) -> bool {
         self.values.read_or_recover().is_empty()

@@ -40,7 +40,7 @@ impl Session {
         let provider = self.config.model.provider_name().to_string();
         let (transport, model): (Arc<dyn Transport>, String) = match &self.config.model {
             ModelSource::Replay { fixture, .. } => (
-                Arc::new(ReplayTransport::new(fixture)),
+                Arc::new(ReplayTransport::new(fixture.clone())),
                 fixture.header.model.clone(),
             ),
             ModelSource::Http {

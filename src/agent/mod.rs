@@ -48,7 +48,8 @@ use crate::llm::fixture::{
     FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
 use crate::llm::{
-    HttpTransport, RequestSpec, ToolDefinition, Transport, build_body, first_model, tools_json,
+    Body, HttpTransport, RequestSpec, ToolDefinition, Transport, WireMessages, build_body,
+    build_body_cached, first_model, tools_json,
 };
 use crate::tools::{
     BashSettings, BudgetLimits, FileLocks, Leftovers, RunServices, ToolContext, ToolSet,
@@ -220,6 +221,8 @@ struct RunState {
     summaries: u32,
     /// Tool calls that keep failing (`--max-repeated-failures`).
     failures: failures::RepeatedFailures,
+    /// The conversation as sent, each message converted once (cleared when it is rewritten).
+    wire: WireMessages,
 }
 
 struct Session {

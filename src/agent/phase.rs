@@ -46,6 +46,7 @@ impl Session {
             compaction::SUMMARY_PREFIX
         ))];
         self.state.messages.extend(kept);
+        self.state.wire.clear();
         if let Some(writer) = &mut self.session
             && let Err(err) = writer.append_compaction(&summary, before)
         {
@@ -69,7 +70,7 @@ impl Session {
     /// Asks the model for a summary of `input`. The request is not part of the conversation:
     /// its deltas are not printed, and the extensions do not hear of it.
     async fn summarize(&mut self, input: &[Message], with: &Summarizer<'_>) -> TurnOutcome {
-        let body = build_body(&RequestSpec {
+        let body = Body::whole(build_body(&RequestSpec {
             model: with.model,
             system_prompt: compaction::SUMMARIZER,
             messages: input,
@@ -79,7 +80,7 @@ impl Session {
             reasoning_effort: None,
             dialect: self.config.model.dialect(),
             response_schema: None,
-        });
+        }));
         let quiet = Emitter::new(
             Box::new(crate::events::CollectorSink::default()),
             self.session_id.as_str(),

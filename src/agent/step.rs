@@ -359,7 +359,9 @@ impl Session {
 
     /// One model request (with its retries) for the conversation as it is, counted.
     async fn ask(&mut self, plan: &Plan<'_>, turn_index: u32) -> TurnOutcome {
-        let body = build_body(&RequestSpec {
+        // Out of the state while `spec` borrows it.
+        let mut wire = std::mem::take(&mut self.state.wire);
+        let spec = RequestSpec {
             model: plan.model,
             system_prompt: &plan.system_prompt,
             messages: &self.state.messages,
@@ -369,7 +371,9 @@ impl Session {
             reasoning_effort: plan.reasoning_effort,
             dialect: self.config.model.dialect(),
             response_schema: self.response_schema(),
-        });
+        };
+        let body = build_body_cached(&spec, &mut wire, &self.config.secrets);
+        self.state.wire = wire;
         let ctx = TurnContext {
             emitter: &self.emitter,
             transport: plan.transport,

@@ -20,7 +20,7 @@ use crate::extension::{Exchange, Extension};
 use crate::http::RetryPolicy;
 use crate::ids::RequestId;
 use crate::llm::{
-    Assembled, Assembler, Liveness, LlmError, Request, RequestDecorator, Response, SseItem,
+    Assembled, Assembler, Body, Liveness, LlmError, Request, RequestDecorator, Response, SseItem,
     SseStream, Transport,
 };
 use crate::secrets::Secrets;
@@ -75,7 +75,7 @@ enum Attempt {
 /// stays dropped, so this bound is never reached in practice; it only rules out a loop).
 const MAX_RESENDS: u32 = 8;
 
-pub(super) async fn request_assistant(ctx: &TurnContext<'_>, mut body: Value) -> TurnOutcome {
+pub(super) async fn request_assistant(ctx: &TurnContext<'_>, mut body: Body) -> TurnOutcome {
     let mut requests = 0;
     let mut retries = 0;
     let mut resends = 0;
@@ -210,16 +210,21 @@ fn resend_after_rejection(
 /// server from a prompt, a context file, a tool result or an earlier answer. (The key itself
 /// goes in the transport's auth header, which is not part of the body.)
 ///
-/// The conversation is lent to the request rather than copied (a long run's conversation is
-/// most of the body, and decorators never touch it); [`give_back`] returns it for the next
-/// attempt.
-fn prepare(ctx: &TurnContext<'_>, body: &mut Value, request_id: &str) -> Request {
-    let messages = body.get_mut("messages").map(Value::take);
+/// The conversation is never copied: its cached wire form is shared (redacted when it was
+/// made, see `llm::WireMessages`), or a whole body's is lent to the request (a long run's
+/// conversation is most of the body, and decorators never touch it) and [`give_back`]
+/// returns it for the next attempt.
+fn prepare(ctx: &TurnContext<'_>, body: &mut Body, request_id: &str) -> Request {
+    let lent = match body.messages {
+        Some(_) => None,
+        None => body.json.get_mut("messages").map(Value::take),
+    };
     let mut request = Request {
-        body: body.clone(),
+        body: body.json.clone(),
+        messages: body.messages.clone(),
         headers: vec![("x-request-id".to_string(), request_id.to_string())],
     };
-    if let (Some(messages), Some(slot)) = (messages, request.body.get_mut("messages")) {
+    if let (Some(messages), Some(slot)) = (lent, request.body.get_mut("messages")) {
         *slot = messages;
     }
     for decorator in ctx.decorators {
@@ -231,10 +236,14 @@ fn prepare(ctx: &TurnContext<'_>, body: &mut Value, request_id: &str) -> Request
 
 /// The conversation lent to `request` back into `body` (redacted by then, which changes
 /// nothing when it is redacted again).
-fn give_back(body: &mut Value, request: &mut Request) {
-    if let (Some(slot), Some(messages)) =
-        (body.get_mut("messages"), request.body.get_mut("messages"))
-    {
+fn give_back(body: &mut Body, request: &mut Request) {
+    if body.messages.is_some() {
+        return;
+    }
+    if let (Some(slot), Some(messages)) = (
+        body.json.get_mut("messages"),
+        request.body.get_mut("messages"),
+    ) {
         *slot = messages.take();
     }
 }

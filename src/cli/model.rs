@@ -224,7 +224,10 @@ pub fn parse_model(
     if prefix == "replay" {
         let path = PathBuf::from(id.ok_or(ModelError::MissingFixturePath)?);
         let fixture = Fixture::load(&path).map_err(ModelError::Fixture)?;
-        return Ok(ModelSource::Replay { path, fixture });
+        return Ok(ModelSource::Replay {
+            path,
+            fixture: std::sync::Arc::new(fixture),
+        });
     }
     let overridden = overrides.get(prefix);
     // (row, base URL, key variable, key required)

@@ -254,8 +254,8 @@ pub enum ModelSource {
     Replay {
         /// The fixture file, as `--model` named it.
         path: PathBuf,
-        /// The fixture, read and checked before the run.
-        fixture: Fixture,
+        /// The fixture, read and checked before the run (shared: it may be large).
+        fixture: std::sync::Arc<Fixture>,
     },
 }
 

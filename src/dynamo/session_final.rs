@@ -43,6 +43,7 @@ pub fn request(model: &str, tenant: Option<&str>, last_request_id: &str) -> Requ
             "max_tokens": 1,
             "stream": false,
         }),
+        messages: None,
         headers,
     }
 }

@@ -23,7 +23,6 @@
 //! replaced by `[REDACTED]` before anything is written, also when the model streamed one in
 //! pieces (see [`super::record_redact`]).
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -70,8 +69,9 @@ pub struct FixtureHeader {
 /// One model request and the response it got: one line of the fixture after the header.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Exchange {
-    /// The request body as sent; replay ignores it.
-    #[serde(default)]
+    /// The request body as sent. Not read back: replay ignores it, and a long run's requests
+    /// hold its conversation many times over.
+    #[serde(default, skip_deserializing)]
     pub request: Value,
     /// What came back.
     pub response: RecordedResponse,
@@ -252,17 +252,18 @@ impl Fixture {
 
 /// Answers each request with the next recorded response.
 pub struct ReplayTransport {
-    exchanges: Mutex<VecDeque<Exchange>>,
-    total: usize,
+    fixture: Arc<Fixture>,
+    /// The exchange the next request gets.
+    next: Mutex<usize>,
 }
 
 impl ReplayTransport {
     /// A transport that answers from `fixture`'s exchanges in order; a request beyond the last is a
     /// replay error.
-    pub fn new(fixture: &Fixture) -> Self {
+    pub fn new(fixture: Arc<Fixture>) -> Self {
         ReplayTransport {
-            exchanges: Mutex::new(fixture.exchanges.iter().cloned().collect()),
-            total: fixture.exchanges.len(),
+            fixture,
+            next: Mutex::new(0),
         }
     }
 }
@@ -273,17 +274,21 @@ impl Transport for ReplayTransport {
     }
 
     fn send<'a>(&'a self, _request: &'a Request) -> TransportFuture<'a> {
-        let next = self.exchanges.lock_or_recover().pop_front();
-        let total = self.total;
+        let next = {
+            let mut next = self.next.lock_or_recover();
+            *next += 1;
+            self.fixture.exchanges.get(*next - 1)
+        };
+        let total = self.fixture.exchanges.len();
         Box::pin(async move {
             let exchange = next.ok_or_else(|| {
                 TransportError::Replay(format!(
                     "the fixture has {total} recorded response(s) and the run made a request beyond them"
                 ))
             })?;
-            let response = exchange.response;
-            if let Some(error) = response.transport_error {
-                return Err(TransportError::Connect(error));
+            let response = &exchange.response;
+            if let Some(error) = &response.transport_error {
+                return Err(TransportError::Connect(error.clone()));
             }
             let body = Bytes::from(response.body_bytes());
             Ok(Response {
@@ -390,7 +395,7 @@ impl Transport for RecordingTransport {
             match self.inner.send(request).await {
                 Err(err) => {
                     self.recorder.write(
-                        &request.body,
+                        &request.whole_body(),
                         RecordedResponse {
                             status: 0,
                             retry_after: None,
@@ -404,7 +409,7 @@ impl Transport for RecordingTransport {
                 Ok(response) => {
                     let pending = PendingRecord {
                         recorder: self.recorder.clone(),
-                        request: request.body.clone(),
+                        request: request.whole_body(),
                         status: response.status,
                         retry_after: response.retry_after,
                     };

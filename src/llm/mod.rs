@@ -32,7 +32,10 @@ pub use provider::Provider;
 pub use serving::ServerReport;
 pub use sse::{Liveness, SseItem, SseStream};
 pub use transport::{ByteStream, HttpTransport, Request, Response, Transport, TransportError};
-pub use wire::{RequestSpec, ToolDefinition, WireUsage, build_body, tools_json};
+pub use wire::{
+    Body, RequestSpec, ToolDefinition, WireMessages, WireUsage, build_body, build_body_cached,
+    tools_json,
+};
 
 /// The wire format a model server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

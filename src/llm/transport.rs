@@ -5,6 +5,7 @@
 //! whole run; the replay transport answers from a recording; the recorder wraps either and
 //! writes what passes through.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::http::error_chain;
@@ -22,14 +23,71 @@ pub(super) type TransportFuture<'a> = BoxFuture<'a, Result<Response, TransportEr
 /// One request, ready to send: the JSON body and the extra headers.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The JSON body to post.
+    /// The JSON body to post. With [`Request::messages`], its `messages` field is a placeholder.
     pub body: serde_json::Value,
+    /// The conversation already in its wire form, one JSON text per message (redacted when it
+    /// was made), sent as the body's `messages`; `None` when `body` is whole. A long run's
+    /// conversation is most of every request, and this way each message is converted once.
+    pub messages: Option<Vec<Arc<str>>>,
     /// Extra headers as (name, value) pairs (`x-request-id`, a decorator's); the key is not among
     /// them: the transport adds its own auth headers.
     pub headers: Vec<(String, String)>,
 }
 
 impl Request {
+    /// A request for a whole `body`, with no extra headers.
+    pub fn new(body: serde_json::Value) -> Self {
+        Request {
+            body,
+            messages: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// The body as sent: `body` with the conversation's wire form spliced in as `messages`,
+    /// in the body's own key order.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let (Some(messages), serde_json::Value::Object(fields)) = (&self.messages, &self.body)
+        else {
+            return serde_json::to_vec(&self.body);
+        };
+        let size: usize = messages.iter().map(|m| m.len() + 1).sum();
+        let mut out = Vec::with_capacity(size + 4096);
+        out.push(b'{');
+        for (index, (key, value)) in fields.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, key)?;
+            out.push(b':');
+            if key == "messages" {
+                out.push(b'[');
+                for (index, message) in messages.iter().enumerate() {
+                    if index > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(message.as_bytes());
+                }
+                out.push(b']');
+            } else {
+                serde_json::to_writer(&mut out, value)?;
+            }
+        }
+        out.push(b'}');
+        Ok(out)
+    }
+
+    /// The body as sent, as one JSON value (what a recording keeps).
+    pub fn whole_body(&self) -> serde_json::Value {
+        if self.messages.is_none() {
+            return self.body.clone();
+        }
+        self.to_json()
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_else(|| self.body.clone())
+    }
+
     /// The value of header `name` (any case), if the request has it.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -116,7 +174,8 @@ impl Transport for HttpTransport {
                     headers.insert(name, value);
                 }
             }
-            let body = serde_json::to_vec(&request.body)
+            let body = request
+                .to_json()
                 .map_err(|err| TransportError::Io(err.to_string()))?;
             let response = self
                 .client

@@ -66,14 +66,19 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
         return super::anthropic::build_body(spec);
     }
     let mut messages = Vec::with_capacity(spec.messages.len() + 1);
-    messages.push(json!({"role": "system", "content": spec.system_prompt}));
+    messages.push(system_message(spec.system_prompt));
     for message in spec.messages {
         messages.push(message_to_wire(message));
     }
-    // The messages are moved in: `json!` would copy the whole conversation again.
+    envelope(spec, Value::Array(messages))
+}
+
+/// The chat-completions body around `messages` (moved in: `json!` would copy the whole
+/// conversation again).
+fn envelope(spec: &RequestSpec<'_>, messages: Value) -> Value {
     let mut body = Value::Object(serde_json::Map::from_iter([
         ("model".to_string(), json!(spec.model)),
-        ("messages".to_string(), Value::Array(messages)),
+        ("messages".to_string(), messages),
         ("stream".to_string(), json!(true)),
         ("stream_options".to_string(), json!({"include_usage": true})),
     ]));
@@ -93,6 +98,10 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
         });
     }
     body
+}
+
+fn system_message(prompt: &str) -> Value {
+    json!({"role": "system", "content": prompt})
 }
 
 fn message_to_wire(message: &Message) -> Value {
@@ -235,6 +244,9 @@ impl WireUsage {
             .unwrap_or(0)
     }
 }
+
+mod cached;
+pub use cached::{Body, WireMessages, build_body_cached};
 
 #[cfg(test)]
 mod tests;

@@ -178,7 +178,7 @@ async fn a_panic_in_the_loop_ends_the_stream_with_an_internal_error() {
         dir.path().to_path_buf(),
         worker::config::ModelSource::Replay {
             path: fixture_path,
-            fixture,
+            fixture: fixture.into(),
         },
     );
     config

@@ -63,7 +63,7 @@ fn replay_config(dir: &std::path::Path) -> worker::RunConfig {
         dir.to_path_buf(),
         worker::config::ModelSource::Replay {
             path: fixture_path,
-            fixture,
+            fixture: fixture.into(),
         },
     )
 }

@@ -1,0 +1,100 @@
+//! The conversation's wire form, kept between requests.
+//!
+//! Every request carries the whole conversation, so a run that rebuilt it each time (a JSON
+//! value per message, a redaction pass over every string, then serialization) would pay for
+//! turn 1,000 a thousand times what it paid for turn 1. Messages never change once they are in
+//! the conversation, so each is converted, redacted and serialized once, when it is first sent;
+//! a request then costs a copy of the conversation's bytes.
+//!
+//! The cache is dropped whole when what it holds may be stale: when the conversation is
+//! rewritten (compaction; the owner calls [`WireMessages::clear`], and a conversation shorter
+//! than the cache is noticed anyway) and when a secret was added since a message was redacted
+//! (the set's [`Secrets::generation`]). The rest of the body is still redacted whole, last,
+//! with each request.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{RequestSpec, envelope, message_to_wire, system_message};
+use crate::events::Message;
+use crate::secrets::Secrets;
+
+/// A request body before the decorators: its JSON and, for chat completions, the
+/// conversation's wire form, sent as the body's `messages` (see
+/// [`Request::messages`](crate::llm::Request::messages)).
+#[derive(Debug, Clone)]
+pub struct Body {
+    /// The body; its `messages` is a placeholder when `messages` is set.
+    pub json: Value,
+    /// The system message and the conversation, one JSON text per message, redacted.
+    pub messages: Option<Vec<Arc<str>>>,
+}
+
+impl Body {
+    /// A body that is whole: nothing is spliced in.
+    pub fn whole(json: Value) -> Self {
+        Body {
+            json,
+            messages: None,
+        }
+    }
+}
+
+/// Each message of the conversation as sent: serialized and redacted once.
+#[derive(Debug, Default)]
+pub struct WireMessages {
+    sent: Vec<Arc<str>>,
+    /// The secret set's generation when `sent` was redacted.
+    generation: usize,
+}
+
+impl WireMessages {
+    /// Forgets every message: the conversation was rewritten.
+    pub fn clear(&mut self) {
+        self.sent.clear();
+    }
+
+    /// The wire form of `messages`, converting only those not seen before.
+    fn sync(&mut self, messages: &[Message], secrets: &Secrets) -> &[Arc<str>] {
+        let generation = secrets.generation();
+        if generation != self.generation || messages.len() < self.sent.len() {
+            self.sent.clear();
+            self.generation = generation;
+        }
+        for message in &messages[self.sent.len()..] {
+            self.sent
+                .push(redacted_json(message_to_wire(message), secrets));
+        }
+        &self.sent
+    }
+}
+
+/// The request body for `spec`, its conversation from `cache` (brought up to date first).
+/// Anthropic's body regroups messages and marks the newest as a cache breakpoint, so it is
+/// built whole each time.
+pub fn build_body_cached(
+    spec: &RequestSpec<'_>,
+    cache: &mut WireMessages,
+    secrets: &Secrets,
+) -> Body {
+    if spec.dialect == crate::llm::Dialect::AnthropicMessages {
+        return Body::whole(super::build_body(spec));
+    }
+    let conversation = cache.sync(spec.messages, secrets);
+    let mut messages = Vec::with_capacity(conversation.len() + 1);
+    messages.push(redacted_json(system_message(spec.system_prompt), secrets));
+    messages.extend(conversation.iter().cloned());
+    Body {
+        json: envelope(spec, Value::Null),
+        messages: Some(messages),
+    }
+}
+
+fn redacted_json(mut message: Value, secrets: &Secrets) -> Arc<str> {
+    secrets.redact_value(&mut message);
+    Arc::from(message.to_string())
+}
+
+#[cfg(test)]
+mod tests;
