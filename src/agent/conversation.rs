@@ -80,7 +80,7 @@ impl Session {
             provider,
             model,
             system_prompt,
-            tools_json: definitions(&self.tools),
+            tools: definitions(&self.tools),
             decorators: self
                 .config
                 .extensions
@@ -124,7 +124,7 @@ impl Session {
 }
 
 /// The `tools` of every request: each tool's name, description and JSON Schema.
-pub(super) fn definitions(tools: &ToolSet) -> Value {
+pub(super) fn definitions(tools: &ToolSet) -> WireTools {
     let definitions: Vec<ToolDefinition<'_>> = tools
         .iter()
         .map(|tool| ToolDefinition {
@@ -133,5 +133,5 @@ pub(super) fn definitions(tools: &ToolSet) -> Value {
             parameters: tool.parameters(),
         })
         .collect();
-    tools_json(&definitions)
+    WireTools::new(tools_json(&definitions))
 }

@@ -29,7 +29,7 @@ impl Session {
         self.tools = self
             .own_tools
             .with_late(self.late_tools.iter().flatten().cloned());
-        plan.tools_json = conversation::definitions(&self.tools);
+        plan.tools = conversation::definitions(&self.tools);
         self.children.offer(&self.tools);
     }
 

@@ -48,8 +48,8 @@ use crate::llm::fixture::{
     FIXTURE_VERSION, FixtureHeader, Recorder, RecordingTransport, ReplayTransport,
 };
 use crate::llm::{
-    Body, HttpTransport, RequestSpec, ToolDefinition, Transport, WireMessages, build_body,
-    build_body_cached, first_model, tools_json,
+    Body, HttpTransport, RequestSpec, ToolDefinition, Transport, WireMessages, WireTools,
+    build_body, build_body_cached, first_model, tools_json,
 };
 use crate::tools::{
     BashSettings, BudgetLimits, FileLocks, Leftovers, RunServices, ToolContext, ToolSet,

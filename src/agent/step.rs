@@ -84,7 +84,7 @@ pub(super) struct Plan<'a> {
     pub provider: &'a str,
     pub model: &'a str,
     pub system_prompt: String,
-    pub tools_json: Value,
+    pub tools: WireTools,
     pub decorators: Vec<Arc<dyn RequestDecorator>>,
     pub retry: RetryPolicy,
     pub price: Option<Price>,
@@ -365,14 +365,14 @@ impl Session {
             model: plan.model,
             system_prompt: &plan.system_prompt,
             messages: &self.state.messages,
-            tools: &plan.tools_json,
+            tools: &plan.tools.json,
             max_tokens: self.config.limits.max_tokens,
             max_tokens_field: plan.max_tokens_field,
             reasoning_effort: plan.reasoning_effort,
             dialect: self.config.model.dialect(),
             response_schema: self.response_schema(),
         };
-        let body = build_body_cached(&spec, &mut wire, &self.config.secrets);
+        let body = build_body_cached(&spec, &plan.tools, &mut wire, &self.config.secrets);
         self.state.wire = wire;
         let ctx = TurnContext {
             emitter: &self.emitter,

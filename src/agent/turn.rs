@@ -215,13 +215,13 @@ fn resend_after_rejection(
 /// conversation is most of the body, and decorators never touch it) and [`give_back`]
 /// returns it for the next attempt.
 fn prepare(ctx: &TurnContext<'_>, body: &mut Body, request_id: &str) -> Request {
-    let lent = match body.messages {
+    let lent = match body.spliced.messages {
         Some(_) => None,
         None => body.json.get_mut("messages").map(Value::take),
     };
     let mut request = Request {
         body: body.json.clone(),
-        messages: body.messages.clone(),
+        spliced: body.spliced.clone(),
         headers: vec![("x-request-id".to_string(), request_id.to_string())],
     };
     if let (Some(messages), Some(slot)) = (lent, request.body.get_mut("messages")) {
@@ -237,7 +237,7 @@ fn prepare(ctx: &TurnContext<'_>, body: &mut Body, request_id: &str) -> Request 
 /// The conversation lent to `request` back into `body` (redacted by then, which changes
 /// nothing when it is redacted again).
 fn give_back(body: &mut Body, request: &mut Request) {
-    if body.messages.is_some() {
+    if body.spliced.messages.is_some() {
         return;
     }
     if let (Some(slot), Some(messages)) = (

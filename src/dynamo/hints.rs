@@ -205,10 +205,11 @@ impl Hints {
                 hints.insert(Field::Osl.key().into(), json!(osl));
                 sent |= Field::Osl.bit();
             }
+            // A body whose tools are spliced in when sent (`llm::Spliced`) holds a `null`
+            // placeholder, there only when tools are offered.
             let offers_tools = body
                 .get("tools")
-                .and_then(Value::as_array)
-                .is_some_and(|tools| !tools.is_empty());
+                .is_some_and(|tools| tools.as_array().is_none_or(|tools| !tools.is_empty()));
             if offers_tools && on(Field::SpeculativePrefill) {
                 hints.insert(Field::SpeculativePrefill.key().into(), json!(true));
                 sent |= Field::SpeculativePrefill.bit();

@@ -43,7 +43,7 @@ pub fn request(model: &str, tenant: Option<&str>, last_request_id: &str) -> Requ
             "max_tokens": 1,
             "stream": false,
         }),
-        messages: None,
+        spliced: crate::llm::Spliced::default(),
         headers,
     }
 }

@@ -31,10 +31,12 @@ pub use models::{DiscoveryError, ListedModel, first_model, listed_window};
 pub use provider::Provider;
 pub use serving::ServerReport;
 pub use sse::{Liveness, SseItem, SseStream};
-pub use transport::{ByteStream, HttpTransport, Request, Response, Transport, TransportError};
+pub use transport::{
+    ByteStream, HttpTransport, Request, Response, Spliced, Transport, TransportError,
+};
 pub use wire::{
-    Body, RequestSpec, ToolDefinition, WireMessages, WireUsage, build_body, build_body_cached,
-    tools_json,
+    Body, RequestSpec, ToolDefinition, WireMessages, WireTools, WireUsage, build_body,
+    build_body_cached, tools_json,
 };
 
 /// The wire format a model server speaks.

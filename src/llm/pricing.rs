@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 
@@ -163,19 +164,21 @@ struct PriceFile {
     models: BTreeMap<String, Price>,
 }
 
-/// Prices by `provider/model`.
-#[derive(Debug, Clone)]
+/// Prices by `provider/model`: the bundled table, under the entries of `--prices-file`.
+///
+/// The bundled table (about 100 KiB of JSON) is parsed the first time a provider it lists is
+/// looked up, not at startup: most runs (Dynamo, a local server) never need it, and parsing
+/// it was a third of a short run's instructions.
+#[derive(Debug, Clone, Default)]
 pub struct PriceTable {
-    models: BTreeMap<String, Price>,
+    /// From `--prices-file`, replacing bundled entries of the same name.
+    added: BTreeMap<String, Price>,
 }
 
 impl PriceTable {
     /// The table shipped with worker.
     pub fn bundled() -> PriceTable {
-        let models = serde_json::from_str::<PriceFile>(BUNDLED)
-            .map(|file| file.models)
-            .unwrap_or_default();
-        PriceTable { models }
+        PriceTable::default()
     }
 
     /// Adds (or replaces) the entries of a file in the bundled file's shape.
@@ -205,23 +208,49 @@ impl PriceTable {
                 });
             }
         }
-        self.models.extend(file.models);
+        self.added.extend(file.models);
         Ok(())
     }
 
     /// The price of `model` at `provider`, if the table has one: its own entry, else its
     /// family's.
     pub fn lookup(&self, provider: &str, model: &str) -> Option<Price> {
-        self.models
-            .get(&format!("{provider}/{model}"))
-            .or_else(|| self.models.get(&format!("{provider}/{}", family(model))))
-            .cloned()
+        let exact = format!("{provider}/{model}");
+        let family = format!("{provider}/{}", family(model));
+        let bundled = lists_provider(provider).then(bundled_models);
+        let find = |key: &str| {
+            self.added
+                .get(key)
+                .or_else(|| bundled.and_then(|models| models.get(key)))
+        };
+        find(&exact).or_else(|| find(&family)).cloned()
     }
 
     /// Every `provider/model` the table prices.
     pub fn models(&self) -> impl Iterator<Item = (&str, &Price)> {
-        self.models.iter().map(|(key, price)| (key.as_str(), price))
+        let mut all: BTreeMap<&str, &Price> = bundled_models()
+            .iter()
+            .map(|(key, price)| (key.as_str(), price))
+            .collect();
+        all.extend(self.added.iter().map(|(key, price)| (key.as_str(), price)));
+        all.into_iter()
     }
+}
+
+/// Whether the bundled table may have an entry for `provider` (a key starts with
+/// `"provider/`): a scan of the text, much cheaper than parsing it.
+fn lists_provider(provider: &str) -> bool {
+    memchr::memmem::find(BUNDLED.as_bytes(), format!("\"{provider}/").as_bytes()).is_some()
+}
+
+/// The bundled table, parsed once.
+fn bundled_models() -> &'static BTreeMap<String, Price> {
+    static MODELS: OnceLock<BTreeMap<String, Price>> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        serde_json::from_str::<PriceFile>(BUNDLED)
+            .map(|file| file.models)
+            .unwrap_or_default()
+    })
 }
 
 /// A price per million tokens: finite and not negative.

@@ -23,12 +23,10 @@ pub(super) type TransportFuture<'a> = BoxFuture<'a, Result<Response, TransportEr
 /// One request, ready to send: the JSON body and the extra headers.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The JSON body to post. With [`Request::messages`], its `messages` field is a placeholder.
+    /// The JSON body to post; a field [`Request::spliced`] holds is a placeholder in it.
     pub body: serde_json::Value,
-    /// The conversation already in its wire form, one JSON text per message (redacted when it
-    /// was made), sent as the body's `messages`; `None` when `body` is whole. A long run's
-    /// conversation is most of every request, and this way each message is converted once.
-    pub messages: Option<Vec<Arc<str>>>,
+    /// Fields already serialized, sent in their place in `body`.
+    pub spliced: Spliced,
     /// Extra headers as (name, value) pairs (`x-request-id`, a decorator's); the key is not among
     /// them: the transport adds its own auth headers.
     pub headers: Vec<(String, String)>,
@@ -39,19 +37,23 @@ impl Request {
     pub fn new(body: serde_json::Value) -> Self {
         Request {
             body,
-            messages: None,
+            spliced: Spliced::default(),
             headers: Vec::new(),
         }
     }
 
-    /// The body as sent: `body` with the conversation's wire form spliced in as `messages`,
-    /// in the body's own key order.
+    /// The body as sent: `body` with the spliced fields in their places, in the body's own
+    /// key order.
     pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
-        let (Some(messages), serde_json::Value::Object(fields)) = (&self.messages, &self.body)
-        else {
+        let serde_json::Value::Object(fields) = &self.body else {
             return serde_json::to_vec(&self.body);
         };
-        let size: usize = messages.iter().map(|m| m.len() + 1).sum();
+        if self.spliced.is_empty() {
+            return serde_json::to_vec(&self.body);
+        }
+        let messages = self.spliced.messages.as_deref().unwrap_or_default();
+        let tools = self.spliced.tools.as_deref().unwrap_or_default();
+        let size: usize = messages.iter().map(|m| m.len() + 1).sum::<usize>() + tools.len();
         let mut out = Vec::with_capacity(size + 4096);
         out.push(b'{');
         for (index, (key, value)) in fields.iter().enumerate() {
@@ -60,7 +62,7 @@ impl Request {
             }
             serde_json::to_writer(&mut out, key)?;
             out.push(b':');
-            if key == "messages" {
+            if let (true, Some(messages)) = (key == "messages", &self.spliced.messages) {
                 out.push(b'[');
                 for (index, message) in messages.iter().enumerate() {
                     if index > 0 {
@@ -69,6 +71,8 @@ impl Request {
                     out.extend_from_slice(message.as_bytes());
                 }
                 out.push(b']');
+            } else if let (true, Some(tools)) = (key == "tools", &self.spliced.tools) {
+                out.extend_from_slice(tools.as_bytes());
             } else {
                 serde_json::to_writer(&mut out, value)?;
             }
@@ -79,7 +83,7 @@ impl Request {
 
     /// The body as sent, as one JSON value (what a recording keeps).
     pub fn whole_body(&self) -> serde_json::Value {
-        if self.messages.is_none() {
+        if self.spliced.is_empty() {
             return self.body.clone();
         }
         self.to_json()
@@ -94,6 +98,25 @@ impl Request {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parts of a request body serialized before the request (once for the whole run, or once
+/// per message), sent where the body holds a placeholder of the same name. A long run's
+/// conversation is most of every request; this way each message is converted once.
+#[derive(Debug, Clone, Default)]
+pub struct Spliced {
+    /// The body's `messages`: one JSON text per message, redacted when it was made.
+    pub messages: Option<Vec<Arc<str>>>,
+    /// The body's `tools`: the array's JSON text, redacted. Spliced only when tools are
+    /// offered, so a decorator sees a `tools` key exactly when the model is offered tools.
+    pub tools: Option<Arc<str>>,
+}
+
+impl Spliced {
+    /// Whether nothing is spliced: the body is whole.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_none() && self.tools.is_none()
     }
 }
 

@@ -19,7 +19,29 @@ pub struct ToolDefinition<'a> {
     pub parameters: Value,
 }
 
-/// The request's `tools` array; built once per run, cloned into each request.
+/// The request's `tools`, built once per run (and again when the tools change): the array,
+/// and its text, which chat-completions requests splice in instead of copying the array.
+#[derive(Debug, Clone)]
+pub struct WireTools {
+    /// The `tools` array; empty: the request sends no `tools`.
+    pub json: Value,
+    /// `json` serialized.
+    pub text: std::sync::Arc<str>,
+}
+
+impl WireTools {
+    /// `json` and its text.
+    pub fn new(json: Value) -> Self {
+        let text = std::sync::Arc::from(json.to_string());
+        WireTools { json, text }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.json.as_array().is_none_or(Vec::is_empty)
+    }
+}
+
+/// The request's `tools` array.
 pub fn tools_json(tools: &[ToolDefinition<'_>]) -> Value {
     tools
         .iter()
@@ -70,20 +92,25 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
     for message in spec.messages {
         messages.push(message_to_wire(message));
     }
-    envelope(spec, Value::Array(messages))
+    let tools = spec.tools.as_array().filter(|tools| !tools.is_empty());
+    envelope(
+        spec,
+        Value::Array(messages),
+        tools.map(|_| spec.tools.clone()),
+    )
 }
 
-/// The chat-completions body around `messages` (moved in: `json!` would copy the whole
-/// conversation again).
-fn envelope(spec: &RequestSpec<'_>, messages: Value) -> Value {
+/// The chat-completions body around `messages` and `tools` (moved in: `json!` would copy
+/// the whole conversation again); `None` sends no `tools`.
+fn envelope(spec: &RequestSpec<'_>, messages: Value, tools: Option<Value>) -> Value {
     let mut body = Value::Object(serde_json::Map::from_iter([
         ("model".to_string(), json!(spec.model)),
         ("messages".to_string(), messages),
         ("stream".to_string(), json!(true)),
         ("stream_options".to_string(), json!({"include_usage": true})),
     ]));
-    if spec.tools.as_array().is_some_and(|tools| !tools.is_empty()) {
-        body["tools"] = spec.tools.clone();
+    if let Some(tools) = tools {
+        body["tools"] = tools;
     }
     if let Some(max) = spec.max_tokens {
         body[spec.max_tokens_field] = json!(max);

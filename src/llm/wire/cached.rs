@@ -16,19 +16,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{RequestSpec, envelope, message_to_wire, system_message};
+use super::{RequestSpec, WireTools, envelope, message_to_wire, system_message};
 use crate::events::Message;
+use crate::llm::Spliced;
 use crate::secrets::Secrets;
 
 /// A request body before the decorators: its JSON and, for chat completions, the
-/// conversation's wire form, sent as the body's `messages` (see
-/// [`Request::messages`](crate::llm::Request::messages)).
+/// conversation and the tools already serialized (see [`Spliced`]).
 #[derive(Debug, Clone)]
 pub struct Body {
-    /// The body; its `messages` is a placeholder when `messages` is set.
+    /// The body; a field `spliced` holds is a placeholder in it.
     pub json: Value,
-    /// The system message and the conversation, one JSON text per message, redacted.
-    pub messages: Option<Vec<Arc<str>>>,
+    /// The system message and the conversation, one JSON text per message, and the tools.
+    pub spliced: Spliced,
 }
 
 impl Body {
@@ -36,7 +36,7 @@ impl Body {
     pub fn whole(json: Value) -> Self {
         Body {
             json,
-            messages: None,
+            spliced: Spliced::default(),
         }
     }
 }
@@ -70,11 +70,13 @@ impl WireMessages {
     }
 }
 
-/// The request body for `spec`, its conversation from `cache` (brought up to date first).
-/// Anthropic's body regroups messages and marks the newest as a cache breakpoint, so it is
-/// built whole each time.
+/// The request body for `spec` (whose `tools` are `tools.json`), its conversation from
+/// `cache` (brought up to date first) and its tools from `tools.text`. Anthropic's body
+/// regroups messages and marks the newest as a cache breakpoint, so it is built whole each
+/// time.
 pub fn build_body_cached(
     spec: &RequestSpec<'_>,
+    tools: &WireTools,
     cache: &mut WireMessages,
     secrets: &Secrets,
 ) -> Body {
@@ -85,9 +87,18 @@ pub fn build_body_cached(
     let mut messages = Vec::with_capacity(conversation.len() + 1);
     messages.push(redacted_json(system_message(spec.system_prompt), secrets));
     messages.extend(conversation.iter().cloned());
+    // The tools' text is scanned, not copied, unless it holds a secret (an MCP server's
+    // description may).
+    let tools = (!tools.is_empty()).then(|| match secrets.redact(&tools.text) {
+        std::borrow::Cow::Borrowed(_) => tools.text.clone(),
+        std::borrow::Cow::Owned(clean) => Arc::from(clean),
+    });
     Body {
-        json: envelope(spec, Value::Null),
-        messages: Some(messages),
+        json: envelope(spec, Value::Null, tools.as_ref().map(|_| Value::Null)),
+        spliced: Spliced {
+            messages: Some(messages),
+            tools,
+        },
     }
 }
 

@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::events::{TextContent, ToolResultMessage, UserMessage};
-use crate::llm::{Dialect, Request, build_body};
+use crate::llm::{Dialect, Request, Spliced, build_body};
 
 fn user(text: &str) -> Message {
     Message::User(UserMessage {
@@ -40,7 +40,7 @@ fn spec<'a>(messages: &'a [Message], tools: &'a Value, dialect: Dialect) -> Requ
 fn sent(body: Body) -> Value {
     let request = Request {
         body: body.json,
-        messages: body.messages,
+        spliced: body.spliced,
         headers: Vec::new(),
     };
     serde_json::from_slice(&request.to_json().unwrap()).unwrap()
@@ -61,17 +61,22 @@ fn a_growing_conversation_sends_what_a_fresh_build_would() {
     let mut messages = vec![user("list the files, key sk-live-0123456789")];
     for turn in 0..4 {
         let spec = spec(&messages, &tools, Dialect::ChatCompletions);
-        let body = sent(build_body_cached(&spec, &mut cache, &secrets));
+        let body = sent(build_body_cached(
+            &spec,
+            &WireTools::new(tools.clone()),
+            &mut cache,
+            &secrets,
+        ));
         assert_eq!(body, fresh(&spec, &secrets), "turn {turn}");
         assert!(!body.to_string().contains("sk-live"), "turn {turn}");
         messages.push(result(&format!("c{turn}"), &format!("output \"{turn}\"\n")));
     }
     // The key order is the body's own: messages second, as built whole.
     let spec = spec(&messages, &tools, Dialect::ChatCompletions);
-    let body = build_body_cached(&spec, &mut cache, &secrets);
+    let body = build_body_cached(&spec, &WireTools::new(tools.clone()), &mut cache, &secrets);
     let request = Request {
         body: body.json,
-        messages: body.messages,
+        spliced: body.spliced,
         headers: Vec::new(),
     };
     let text = String::from_utf8(request.to_json().unwrap()).unwrap();
@@ -88,10 +93,20 @@ fn a_secret_added_later_is_redacted_from_messages_cached_before() {
     let mut cache = WireMessages::default();
     let messages = vec![user("the token is ghs_minted_later_42")];
     let spec = spec(&messages, &tools, Dialect::ChatCompletions);
-    let before = sent(build_body_cached(&spec, &mut cache, &secrets));
+    let before = sent(build_body_cached(
+        &spec,
+        &WireTools::new(tools.clone()),
+        &mut cache,
+        &secrets,
+    ));
     assert!(before.to_string().contains("ghs_minted_later_42"));
     secrets.add("ghs_minted_later_42");
-    let after = sent(build_body_cached(&spec, &mut cache, &secrets));
+    let after = sent(build_body_cached(
+        &spec,
+        &WireTools::new(tools.clone()),
+        &mut cache,
+        &secrets,
+    ));
     assert!(
         !after.to_string().contains("ghs_minted_later_42"),
         "{after}"
@@ -107,6 +122,7 @@ fn a_rewritten_conversation_is_converted_again() {
     let long = vec![user("one"), result("c1", "two"), user("three")];
     let _ = build_body_cached(
         &spec(&long, &tools, Dialect::ChatCompletions),
+        &WireTools::new(tools.clone()),
         &mut cache,
         &secrets,
     );
@@ -114,7 +130,12 @@ fn a_rewritten_conversation_is_converted_again() {
     let summary = vec![user("summary"), user("three")];
     let spec_short = spec(&summary, &tools, Dialect::ChatCompletions);
     assert_eq!(
-        sent(build_body_cached(&spec_short, &mut cache, &secrets)),
+        sent(build_body_cached(
+            &spec_short,
+            &WireTools::new(tools.clone()),
+            &mut cache,
+            &secrets
+        )),
         fresh(&spec_short, &secrets)
     );
     // As long as the cache or longer: the owner says so.
@@ -122,7 +143,12 @@ fn a_rewritten_conversation_is_converted_again() {
     let spec_same = spec(&rewritten, &tools, Dialect::ChatCompletions);
     cache.clear();
     assert_eq!(
-        sent(build_body_cached(&spec_same, &mut cache, &secrets)),
+        sent(build_body_cached(
+            &spec_same,
+            &WireTools::new(tools.clone()),
+            &mut cache,
+            &secrets
+        )),
         fresh(&spec_same, &secrets)
     );
 }
@@ -134,24 +160,44 @@ fn anthropic_bodies_are_built_whole() {
     let mut cache = WireMessages::default();
     let messages = vec![user("hi")];
     let spec = spec(&messages, &tools, Dialect::AnthropicMessages);
-    let body = build_body_cached(&spec, &mut cache, &secrets);
-    assert!(body.messages.is_none());
+    let body = build_body_cached(&spec, &WireTools::new(tools.clone()), &mut cache, &secrets);
+    assert!(body.spliced.is_empty());
     assert_eq!(body.json, build_body(&spec));
 }
 
 #[test]
 fn decorated_fields_are_sent_in_order_around_the_spliced_messages() {
     let request = Request {
-        body: json!({"model": "m", "messages": null, "nvext": {"agent_context": {"id": 1}}}),
-        messages: Some(vec![Arc::from(r#"{"role":"user","content":"a"}"#)]),
+        body: json!({"model": "m", "messages": null, "tools": null, "nvext": {"agent_context": {"id": 1}}}),
+        spliced: Spliced {
+            messages: Some(vec![Arc::from(r#"{"role":"user","content":"a"}"#)]),
+            tools: Some(Arc::from(r#"[{"type":"function"}]"#)),
+        },
         headers: Vec::new(),
     };
     assert_eq!(
         String::from_utf8(request.to_json().unwrap()).unwrap(),
-        r#"{"model":"m","messages":[{"role":"user","content":"a"}],"nvext":{"agent_context":{"id":1}}}"#
+        r#"{"model":"m","messages":[{"role":"user","content":"a"}],"tools":[{"type":"function"}],"nvext":{"agent_context":{"id":1}}}"#
     );
     assert_eq!(
         request.whole_body(),
-        json!({"model": "m", "messages": [{"role": "user", "content": "a"}], "nvext": {"agent_context": {"id": 1}}})
+        json!({"model": "m", "messages": [{"role": "user", "content": "a"}], "tools": [{"type": "function"}], "nvext": {"agent_context": {"id": 1}}})
     );
+}
+
+#[test]
+fn a_secret_in_a_tool_description_is_redacted() {
+    let tools = json!([{"type": "function", "function": {"name": "x", "description": "uses sk-live-0123456789"}}]);
+    let secrets = Secrets::from_values(["sk-live-0123456789".to_string()]);
+    let mut cache = WireMessages::default();
+    let messages = vec![user("hi")];
+    let spec = spec(&messages, &tools, Dialect::ChatCompletions);
+    let body = sent(build_body_cached(
+        &spec,
+        &WireTools::new(tools.clone()),
+        &mut cache,
+        &secrets,
+    ));
+    assert_eq!(body, fresh(&spec, &secrets));
+    assert!(!body.to_string().contains("sk-live"), "{body}");
 }
