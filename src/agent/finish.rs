@@ -13,6 +13,7 @@ impl Session {
         self.count_children();
         self.tool_ctx.leftovers.clean_up();
         self.sync_session();
+        self.session_synced();
         let (stop_reason, fatal, limit) = self.conclude(ending);
         self.emit_ending(stop_reason, fatal.as_ref(), limit.as_ref());
         self.state.stats.duration_ms = self.started.elapsed().as_millis() as u64;

@@ -190,10 +190,20 @@ impl Session {
         }
     }
 
-    /// Makes the session durable (turn ends, and the end of the run).
+    /// Starts making the session durable (turn ends, and the end of the run).
     pub(super) fn sync_session(&mut self) {
         if let Some(writer) = &mut self.session
             && let Err(err) = writer.sync()
+        {
+            self.session_failed(err);
+        }
+    }
+
+    /// Waits until the session is durable as far as the last sync (before a turn's tools
+    /// run, and before the run ends).
+    pub(super) fn session_synced(&mut self) {
+        if let Some(writer) = &mut self.session
+            && let Err(err) = writer.synced()
         {
             self.session_failed(err);
         }

@@ -421,6 +421,8 @@ impl Session {
     }
 
     async fn run_tools(&mut self, pending: Pending, turn: &mut Turn) -> Step {
+        // The turn before is on disk before this one's tools change anything.
+        self.session_synced();
         let exec = ExecContext {
             emitter: &self.emitter,
             tools: &self.tools,

@@ -3,8 +3,11 @@
 //!
 //! The file is JSON Lines: a `session` header, then one `message` entry per complete message,
 //! each with an 8-hex-digit `id` and the `parentId` of the entry before it. Entries are only
-//! appended, each with one `write`, and the file is synced at every turn end: a `kill -9` at
-//! any moment leaves a file whose complete lines are valid. Reading leaves out a last line cut
+//! appended, each with one `write`: a `kill -9` at any moment leaves a file whose complete
+//! lines are valid. The file is synced at every turn end, on a thread of its own so that the
+//! next model request is not kept waiting; the run waits for that sync before it runs the
+//! next turn's tools (a turn's side effects never precede the durable record of the turn
+//! before) and before it exits. Reading leaves out a last line cut
 //! short (the run says so with `input_truncated`), and resuming removes it from the file before
 //! appending, so the next entry starts on a line of its own. A resumed session appends to its
 //! own file, continuing the chain.
@@ -128,6 +131,8 @@ struct Entry<'a> {
 pub struct SessionWriter {
     file: File,
     path: PathBuf,
+    /// The sync in flight (and, for a new file, its appearance under its own name).
+    syncing: Option<std::thread::JoinHandle<std::io::Result<()>>>,
     /// The id of the last entry written: the next one's parent.
     leaf: Option<String>,
     /// Ids already in the file, so a new one never repeats.
@@ -159,17 +164,25 @@ impl SessionWriter {
         line.push(b'\n');
         // The header is written and synced under a temporary name, and the file appears under
         // its own name only then: a run killed at any moment leaves no session without a
-        // header (which no reader could resume).
+        // header (which no reader could resume). Both happen on a thread while the run goes
+        // on; entries appended meanwhile go to the same file.
         let mut staged = tempfile::Builder::new()
             .prefix(".session-")
             .suffix(".tmp")
             .tempfile_in(dir)?;
         staged.write_all(&line)?;
-        staged.as_file().sync_data()?;
-        let file = staged.persist_noclobber(&path).map_err(|err| err.error)?;
+        let (file, staged_path) = staged.keep().map_err(|err| err.error)?;
+        let to_sync = file.try_clone()?;
+        let named = path.clone();
+        let syncing = std::thread::spawn(move || {
+            to_sync.sync_data()?;
+            std::fs::hard_link(&staged_path, &named)?;
+            std::fs::remove_file(&staged_path)
+        });
         Ok(SessionWriter {
             file,
             path,
+            syncing: Some(syncing),
             leaf: None,
             used: std::collections::HashSet::default(),
             secrets,
@@ -194,6 +207,7 @@ impl SessionWriter {
         Ok(SessionWriter {
             file,
             path: loaded.path.clone(),
+            syncing: None,
             leaf: loaded.leaf.clone(),
             used: loaded.entry_ids.iter().cloned().collect(),
             secrets,
@@ -267,9 +281,23 @@ impl SessionWriter {
         Ok(())
     }
 
-    /// Makes what was written durable (at each turn end).
+    /// Starts making what was written durable (at each turn end), on a thread of its own;
+    /// [`SessionWriter::synced`] waits for it. An error of the sync before is returned here.
     pub fn sync(&mut self) -> std::io::Result<()> {
-        self.file.sync_data()
+        self.synced()?;
+        let file = self.file.try_clone()?;
+        self.syncing = Some(std::thread::spawn(move || file.sync_data()));
+        Ok(())
+    }
+
+    /// Waits for the sync in flight, if any: what was written before it started is durable.
+    pub fn synced(&mut self) -> std::io::Result<()> {
+        match self.syncing.take() {
+            Some(syncing) => syncing
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the session sync failed"))),
+            None => Ok(()),
+        }
     }
 
     fn fresh_id(&mut self) -> String {
@@ -279,6 +307,13 @@ impl SessionWriter {
                 return id;
             }
         }
+    }
+}
+
+impl Drop for SessionWriter {
+    /// A new file appears under its name, and the last sync ends, before the writer is gone.
+    fn drop(&mut self) {
+        let _ = self.synced();
     }
 }
 

@@ -58,6 +58,7 @@ fn a_written_session_reads_back_and_a_resumed_one_continues_the_chain() {
     writer.append(&assistant_calling(&["c1"])).unwrap();
     writer.append(&result("c1")).unwrap();
     writer.sync().unwrap();
+    writer.synced().unwrap();
     let path = writer.path().to_path_buf();
     assert!(
         path.file_name()
@@ -341,6 +342,7 @@ fn a_written_compaction_reads_back_as_the_summary_then_the_kept_messages() {
         .append_compaction("They ran a command.", 900)
         .unwrap();
     writer.append(&user("kept question")).unwrap();
+    writer.synced().unwrap();
     let loaded = load(writer.path()).unwrap();
     assert_eq!(
         user_texts(&loaded),
@@ -372,6 +374,7 @@ fn an_assistant_message_reads_back_with_its_stop_reason() {
         message.response_id = Some("resp-1".into());
         writer.append(&Message::Assistant(message)).unwrap();
     }
+    writer.synced().unwrap();
     let loaded = load(writer.path()).unwrap();
     let read: Vec<(StopReason, Option<&str>)> = loaded
         .messages
@@ -515,6 +518,7 @@ fn a_call_id_used_again_in_a_later_turn_is_still_answered_as_interrupted() {
     writer.append(&assistant_calling(&["call_0"])).unwrap();
     writer.append(&result("call_0")).unwrap();
     writer.append(&assistant_calling(&["call_0"])).unwrap();
+    writer.synced().unwrap();
     let loaded = load(writer.path()).unwrap();
     assert_eq!(loaded.interrupted, 1);
     assert_eq!(
