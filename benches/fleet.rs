@@ -9,16 +9,15 @@
 // A benchmark stops on any failure; unwrapping is how it says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/launcher.rs"]
+mod launcher;
 #[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
-#[path = "support/wait.rs"]
-mod wait;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use launcher::{Cmd, Launcher, Sample};
 use mock_llm::*;
-use wait::{Sample, measure};
 
 /// A run's sample and exit code.
 struct Outcome {
@@ -26,23 +25,18 @@ struct Outcome {
     code: i32,
 }
 
-/// Starts `size` commands at once and waits for all of them.
-fn fleet(
-    size: usize,
-    make: impl Fn() -> Command,
-    stdin: &'static [u8],
-) -> (Vec<Outcome>, Duration) {
+/// Starts `size` copies of `cmd` at once (from the launcher, so that each one's peak RSS is
+/// its own) and waits for all of them.
+fn fleet(launcher: &Launcher, size: usize, cmd: &Cmd) -> (Vec<Outcome>, Duration) {
     let started = Instant::now();
-    let handles: Vec<_> = (0..size)
-        .map(|_| {
-            let cmd = make();
-            std::thread::spawn(move || {
-                let (sample, code, _) = measure(cmd, stdin);
-                Outcome { sample, code }
-            })
+    let samples = launcher.run_many(&vec![cmd.clone(); size]);
+    let outcomes = samples
+        .into_iter()
+        .map(|sample| Outcome {
+            code: sample.code,
+            sample,
         })
         .collect();
-    let outcomes = handles.into_iter().map(|h| h.join().unwrap()).collect();
     (outcomes, started.elapsed())
 }
 
@@ -58,6 +52,7 @@ fn percentile(outcomes: &[Outcome], p: f64) -> f64 {
 }
 
 fn main() {
+    let launcher = Launcher::start();
     let size: usize = std::env::var("BENCH_FLEET")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -65,20 +60,15 @@ fn main() {
     let worker = env!("CARGO_BIN_EXE_worker");
     let workspace = tempfile::tempdir().expect("tempdir");
     let mock = MockLlm::start_cycling(vec![answer("Done.")]);
-    let url = mock.url.clone();
-    let dir = workspace.path().to_path_buf();
-    let task = || {
-        let mut cmd = Command::new(worker);
-        cmd.args(["run", "--model", "dynamo/mock-model", "--no-context-files"])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("DYNAMO_BASE_URL", &url)
-            .current_dir(&dir);
-        cmd
-    };
+    let task = Cmd::new(worker)
+        .args(["run", "--model", "dynamo/mock-model", "--no-context-files"])
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .cwd(workspace.path())
+        .stdin("Answer in one word.");
 
-    let (baseline, baseline_total) = fleet(size, || Command::new("/bin/true"), b"");
-    let (runs, total) = fleet(size, task, b"Answer in one word.");
+    let (baseline, baseline_total) = fleet(&launcher, size, &Cmd::new("/bin/true"));
+    let (runs, total) = fleet(&launcher, size, &task);
     let completed = runs.iter().filter(|o| o.code == 0).count();
     let rss_mib: f64 = runs
         .iter()

@@ -3,7 +3,8 @@
 //! turn adds around turns 10, 100 and 1,000 (the difference between runs 50 turns apart,
 //! divided by 50, median of the rounds) and the peak RSS of runs of 10, 100 and 1,000 turns
 //! (GNU time), with and without the session file. A run whose turns cost the same at 1,000 as
-//! at 10 has a flat first column.
+//! at 10 has a flat first column. Then the memory a turn adds between the middle run and the
+//! longest, against the conversation's own bytes a turn adds (its session file, as written).
 //!
 //! `BENCH_TURNS` sets the longest run (default 1000; the others are a tenth and a hundredth),
 //! `BENCH_RUNS` the rounds (default 5).
@@ -42,7 +43,9 @@ fn fixture(path: &Path, turns: usize) {
     writeln!(out, "{reply}").unwrap();
 }
 
-/// One replayed run of `fixture` under GNU time: wall milliseconds and peak RSS in MiB.
+/// One replayed run of `fixture` under GNU time: wall milliseconds and peak RSS in MiB. (GNU
+/// time forks from a small process; a child spawned from this one would count this
+/// process's peak RSS as its own.)
 fn run(dir: &Path, fixture: &Path, session: bool) -> (f64, f64) {
     let report = dir.join("time.txt");
     let mut cmd = Command::new("/usr/bin/time");
@@ -122,6 +125,7 @@ fn main() {
             "turn", "ms a turn adds", "peak RSS"
         );
         let mut base = None;
+        let mut peaks = Vec::new();
         for (turns, [short, long]) in points.iter().zip(&fixtures) {
             let mut per_turn = Vec::new();
             let mut rss = Vec::new();
@@ -133,11 +137,51 @@ fn main() {
             }
             let per_turn = median(per_turn);
             let base = *base.get_or_insert(per_turn);
+            let rss = median(rss);
+            peaks.push(rss);
             println!(
-                "  {turns:>6} {per_turn:>10.3} ({:>5.2}x) {:>8.1} MiB",
+                "  {turns:>6} {per_turn:>10.3} ({:>5.2}x, target <= 1.2x) {rss:>8.1} MiB",
                 per_turn / base,
-                median(rss)
             );
         }
+        if !session {
+            continue;
+        }
+        // The conversation's own bytes a turn: the session file of the longest run less the
+        // middle one's, per turn.
+        let sizes: Vec<f64> = [points[1], points[2]]
+            .iter()
+            .map(|turns| {
+                let sessions = dir.path().join(format!("sizes-{turns}"));
+                let fixture = dir.path().join(format!("fixture-{turns}.jsonl"));
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_worker"));
+                cmd.args(["run", "--no-context-files", "--model"])
+                    .arg(format!("replay/{}", fixture.display()))
+                    .arg("--session-dir")
+                    .arg(&sessions)
+                    .arg("go")
+                    .current_dir(dir.path())
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null());
+                assert!(cmd.status().unwrap().success(), "the run failed");
+                std::fs::read_dir(&sessions)
+                    .unwrap()
+                    .map(|entry| entry.unwrap().metadata().unwrap().len() as f64)
+                    .sum()
+            })
+            .collect();
+        let turns = (points[2] - points[1]) as f64;
+        let conversation = (sizes[1] - sizes[0]) / turns;
+        let memory = (peaks[2] - peaks[1]) * 1024.0 * 1024.0 / turns;
+        println!(
+            "  memory a turn adds, turns {}..{}: {:.1} KiB for {:.1} KiB of conversation \
+             ({:.2}x, target <= 2x)",
+            points[1],
+            points[2],
+            memory / 1024.0,
+            conversation / 1024.0,
+            memory / conversation
+        );
     }
 }

@@ -19,8 +19,6 @@ root=$(pwd)
 command -v valgrind > /dev/null || { echo "symbol-order: valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
 command -v python3 > /dev/null || { echo "symbol-order: python3 is needed" >&2; exit 2; }
 
-cargo build --release --locked
-bin="$root/target/release/worker"
 work=$(mktemp -d)
 mock_pid=
 cleanup() {
@@ -29,16 +27,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A chat-completions server that scripts three turns: bash `ls`, read README.md, answer.
+# A chat-completions server that scripts four turns: ls, bash `ls`, read README.md, answer.
 cat > "$work/mock.py" << 'EOF'
 import http.server, json, socketserver, sys
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *args): pass
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        if self.path.startswith("/otlp/"):
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        body = json.loads(raw)
         done = sum(1 for m in body["messages"] if m.get("role") == "tool")
-        calls = [("bash", {"command": "ls"}), ("read", {"path": "README.md"})]
+        calls = [("ls", {}), ("bash", {"command": "ls"}), ("read", {"path": "README.md"})]
         if done < len(calls):
             name, args = calls[done]
             delta = {"role": "assistant", "tool_calls": [{"index": 0, "id": "c%d" % done, "type": "function",
@@ -61,6 +65,14 @@ server = Server(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 EOF
+# The release build and the one `cargo bench` makes (profile `bench`) name their symbols
+# differently (the profile is part of every symbol's hash), and both should be laid out: the
+# file lists the functions of each.
+cargo build --release --locked
+cp target/release/worker "$work/worker-release"
+cargo bench --locked --bench run --no-run
+cp target/release/worker "$work/worker-bench"
+
 coproc MOCK { exec python3 "$work/mock.py"; }
 mock_pid=$MOCK_PID
 read -r port <&"${MOCK[0]}"
@@ -80,34 +92,45 @@ profile() {
   }
 }
 
+workloads() {
+  local bin=$1
+  profile "$bin" --version
+  profile "$bin" "${live[@]}" --cwd "$work/project" --no-session "$prompt"
+  profile "$bin" "${live[@]}" --cwd "$work/project" --session-dir "$work/sessions" "$prompt"
+  profile "$bin" "${live[@]}" --cwd "$work/project" --no-session --sandbox none "$prompt"
+  profile "$bin" "${live[@]}" --cwd "$work/project" --no-session \
+    --otel --otel-endpoint "http://127.0.0.1:$port/otlp" "$prompt"
+  DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT="tcp://127.0.0.1:9" \
+    profile "$bin" "${live[@]}" --cwd "$work/project" --no-session "$prompt"
+  for fixture in quickstart tools-tour; do
+    copy="$work/$fixture"
+    rm -rf "$copy"
+    cp -r "fixtures/$fixture/workspace" "$copy"
+    args=$(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["args"]))' "fixtures/$fixture/scenario.json")
+    mapfile -t extra <<< "$args"
+    [ -z "${extra[0]}" ] && extra=()
+    profile "$bin" run --model "replay/$root/fixtures/$fixture/model.jsonl" --cwd "$copy" \
+      --session-dir "$work/sessions" "${extra[@]}" "$(cat "$root/fixtures/$fixture/prompt.txt")"
+  done
+}
+
 prompt="List the files here and read the README, then summarize."
 live=(run --model dynamo/mock-model --no-context-files)
 export DYNAMO_BASE_URL="http://127.0.0.1:$port/v1"
-profile "$bin" --version
-profile "$bin" "${live[@]}" --cwd "$work/project" --no-session "$prompt"
-profile "$bin" "${live[@]}" --cwd "$work/project" --session-dir "$work/sessions" "$prompt"
-profile "$bin" "${live[@]}" --cwd "$work/project" --no-session --sandbox none "$prompt"
-for fixture in quickstart tools-tour; do
-  copy="$work/$fixture"
-  cp -r "fixtures/$fixture/workspace" "$copy"
-  args=$(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["args"]))' "fixtures/$fixture/scenario.json")
-  mapfile -t extra <<< "$args"
-  [ -z "${extra[0]}" ] && extra=()
-  profile "$bin" run --model "replay/$root/fixtures/$fixture/model.jsonl" --cwd "$copy" \
-    --session-dir "$work/sessions" "${extra[@]}" "$(cat "$root/fixtures/$fixture/prompt.txt")"
-done
+workloads "$work/worker-release"
+workloads "$work/worker-bench"
 
 mkdir -p build
-python3 - "$bin" "$work" "$n" > build/symbol-order.txt << 'EOF'
+python3 - "$work" "$n" > build/symbol-order.txt << 'EOF'
 import sys
-binary, work, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+work, count = sys.argv[1], int(sys.argv[2])
 seen, order = set(), []
 for i in range(1, count + 1):
     obj = None
     for line in open(f"{work}/cg.{i}"):
         if line.startswith("ob="):
             obj = line[3:].strip()
-        elif line.startswith("fn=") and obj == binary:
+        elif line.startswith("fn=") and obj and obj.startswith(work + "/worker-"):
             name = line[3:].strip()
             if name not in seen and not name.startswith("0x"):
                 seen.add(name)

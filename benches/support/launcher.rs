@@ -162,9 +162,15 @@ impl Launcher {
 
     /// Runs `cmd` to its end in the launcher. Panics if it cannot be spawned.
     pub(crate) fn run(&self, cmd: &Cmd) -> Sample {
+        self.run_many(std::slice::from_ref(cmd)).remove(0)
+    }
+
+    /// Starts every command of `cmds` at once (a fleet) and waits for all of them; their
+    /// samples in the same order. Panics if one cannot be spawned.
+    pub(crate) fn run_many(&self, cmds: &[Cmd]) -> Vec<Sample> {
         let mut guard = self.pipes.lock().unwrap();
         let pipes = guard.as_mut().unwrap();
-        let mut line = serde_json::to_vec(cmd).unwrap();
+        let mut line = serde_json::to_vec(cmds).unwrap();
         line.push(b'\n');
         pipes.0.write_all(&line).expect("write to the launcher");
         let mut answer = String::new();
@@ -173,20 +179,28 @@ impl Launcher {
             .read_line(&mut answer)
             .expect("read from the launcher");
         assert!(!answer.is_empty(), "the launcher exited");
-        let reply: Reply = serde_json::from_str(&answer).expect("launcher reply");
-        if let Some(error) = reply.error {
-            panic!("cannot run {}: {error}", cmd.program.display());
-        }
-        let now = monotonic_ns();
-        let started = Instant::now() - Duration::from_nanos(now.saturating_sub(reply.started_ns));
-        Sample {
-            wall: Duration::from_nanos(reply.wall_ns),
-            user: Duration::from_nanos(reply.user_ns),
-            sys: Duration::from_nanos(reply.sys_ns),
-            max_rss_kib: reply.max_rss_kib,
-            code: reply.code,
-            started,
-        }
+        let replies: Vec<Reply> = serde_json::from_str(&answer).expect("launcher reply");
+        cmds.iter()
+            .zip(replies)
+            .map(|(cmd, reply)| sample(cmd, reply))
+            .collect()
+    }
+}
+
+/// A reply as a sample on this process's clock. Panics if the command could not be spawned.
+fn sample(cmd: &Cmd, reply: Reply) -> Sample {
+    if let Some(error) = reply.error {
+        panic!("cannot run {}: {error}", cmd.program.display());
+    }
+    let now = monotonic_ns();
+    let started = Instant::now() - Duration::from_nanos(now.saturating_sub(reply.started_ns));
+    Sample {
+        wall: Duration::from_nanos(reply.wall_ns),
+        user: Duration::from_nanos(reply.user_ns),
+        sys: Duration::from_nanos(reply.sys_ns),
+        max_rss_kib: reply.max_rss_kib,
+        code: reply.code,
+        started,
     }
 }
 
@@ -223,13 +237,15 @@ fn nanos(secs: i64, nanos: i64) -> u64 {
     u64::try_from(secs).unwrap_or(0) * 1_000_000_000 + u64::try_from(nanos).unwrap_or(0)
 }
 
-/// The launcher's loop: one request line in, one reply line out, until the pipe closes.
+/// The launcher's loop: one request line in (the commands to run at once), one reply line
+/// out, until the pipe closes.
 fn serve(requests: File, mut replies: File) {
     for line in BufReader::new(requests).lines() {
         let Ok(line) = line else { break };
-        let reply = match serde_json::from_str::<Cmd>(&line) {
-            Ok(cmd) => launch(&cmd),
-            Err(err) => failed(format!("bad request: {err}")),
+        let reply: Vec<Reply> = match serde_json::from_str::<Vec<Cmd>>(&line) {
+            Ok(cmds) if cmds.len() == 1 => vec![launch(&cmds[0])],
+            Ok(cmds) => launch_all(&cmds),
+            Err(err) => vec![failed(format!("bad request: {err}"))],
         };
         let mut out = serde_json::to_vec(&reply).unwrap_or_default();
         out.push(b'\n');
@@ -308,6 +324,65 @@ fn launch(cmd: &Cmd) -> Reply {
     if waited != pid {
         return failed(format!("wait4: {}", std::io::Error::last_os_error()));
     }
+    reply(wall, started_ns, status, &usage)
+}
+
+/// Spawns every command, one after the other from this thread, then reaps them as they end.
+/// No thread of its own per command: each would grow the launcher (a malloc arena apiece),
+/// and every child starts from the launcher's peak RSS. Each stdin is written whole at once,
+/// so it must fit a pipe's buffer (64 KiB).
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
+fn launch_all(cmds: &[Cmd]) -> Vec<Reply> {
+    let mut replies: Vec<Reply> = Vec::with_capacity(cmds.len());
+    let mut running = std::collections::HashMap::new();
+    for (index, cmd) in cmds.iter().enumerate() {
+        replies.push(failed("never reaped".into()));
+        let mut command = Command::new(&cmd.program);
+        command
+            .args(&cmd.args)
+            .env_clear()
+            .envs(cmd.env.clone())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .stdin(if cmd.stdin.is_empty() {
+                Stdio::null()
+            } else {
+                Stdio::piped()
+            });
+        if let Some(dir) = &cmd.cwd {
+            command.current_dir(dir);
+        }
+        let started_ns = monotonic_ns();
+        let started = Instant::now();
+        match command.spawn() {
+            Ok(mut child) => {
+                if let Some(mut pipe) = child.stdin.take() {
+                    let _ = pipe.write_all(&cmd.stdin);
+                }
+                running.insert(child.id().cast_signed(), (index, started, started_ns));
+            }
+            Err(err) => replies[index] = failed(err.to_string()),
+        }
+    }
+    while !running.is_empty() {
+        let mut status = 0;
+        // SAFETY: `rusage` is a POD the kernel fills.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: plain FFI; waits for any child of the launcher, the pointers are valid.
+        let pid = unsafe { libc::wait4(-1, &raw mut status, 0, &raw mut usage) };
+        if pid < 0 {
+            break;
+        }
+        let Some((index, started, started_ns)) = running.remove(&pid) else {
+            continue;
+        };
+        replies[index] = reply(started.elapsed(), started_ns, status, &usage);
+    }
+    replies
+}
+
+/// What `wait4` said of a child, as sent back.
+fn reply(wall: Duration, started_ns: u64, status: i32, usage: &libc::rusage) -> Reply {
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {

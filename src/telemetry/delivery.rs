@@ -7,7 +7,8 @@
 //! notes the transport error behind a failed request, [`Tapped`] notes the export error and
 //! joins the two.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
@@ -53,31 +54,63 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The exporters' blocking HTTP client, noting the cause of each transport error.
 #[derive(Debug)]
 pub(super) struct RecordingClient {
-    inner: reqwest::blocking::Client,
+    inner: SharedClient,
     failure: Arc<Failure>,
 }
 
-/// The exporters' HTTP client; `timeout` bounds each request. One serves both signals (it
-/// is a handle to one connection pool and one runtime thread). It owns a runtime of its own,
-/// which may not be created on a thread that runs async tasks, so it is built on a helper.
-pub(super) fn blocking_client(
-    timeout: Duration,
-) -> Result<reqwest::blocking::Client, TelemetryError> {
-    std::thread::Builder::new()
-        .name("otlp-client".into())
-        .spawn(move || {
-            reqwest::blocking::Client::builder()
-                .timeout(timeout)
-                .build()
-        })
-        .map_err(TelemetryError::ClientThread)?
-        .join()
-        .map_err(|_| TelemetryError::ClientThreadPanicked)?
-        .map_err(TelemetryError::Client)
+/// The exporters' HTTP client; `timeout` bounds each request. One serves both signals (it is
+/// a handle to one connection pool and one runtime thread).
+///
+/// It is built on a thread of its own while the run starts, and the first export waits for
+/// it: it owns a runtime, which may not be created on a thread that runs async tasks, and
+/// for an `https` collector it loads the system's CA certificates, milliseconds the run's
+/// first request used to wait for. For a plain `http` collector no certificate is loaded.
+#[derive(Debug, Clone)]
+pub(super) struct SharedClient(Arc<ClientCell>);
+
+#[derive(Debug)]
+struct ClientCell {
+    building: Mutex<Option<JoinHandle<Result<reqwest::blocking::Client, reqwest::Error>>>>,
+    built: OnceLock<Result<reqwest::blocking::Client, String>>,
+}
+
+impl SharedClient {
+    /// Starts building the client.
+    pub(super) fn start(timeout: Duration, tls: bool) -> Result<SharedClient, TelemetryError> {
+        let building = std::thread::Builder::new()
+            .name("otlp-client".into())
+            .spawn(move || {
+                let mut builder = reqwest::blocking::Client::builder().timeout(timeout);
+                if !tls {
+                    builder = builder.tls_certs_only(std::iter::empty());
+                }
+                builder.build()
+            })
+            .map_err(TelemetryError::ClientThread)?;
+        Ok(SharedClient(Arc::new(ClientCell {
+            building: Mutex::new(Some(building)),
+            built: OnceLock::new(),
+        })))
+    }
+
+    /// The client, once built.
+    fn get(&self) -> Result<&reqwest::blocking::Client, String> {
+        self.0
+            .built
+            .get_or_init(|| match lock(&self.0.building).take() {
+                Some(building) => match building.join() {
+                    Ok(built) => built.map_err(|err| error_chain(&err)),
+                    Err(_) => Err("the OTLP client could not be built".to_string()),
+                },
+                None => Err("the OTLP client could not be built".to_string()),
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
 }
 
 impl RecordingClient {
-    pub(super) fn new(inner: reqwest::blocking::Client, failure: Arc<Failure>) -> RecordingClient {
+    pub(super) fn new(inner: SharedClient, failure: Arc<Failure>) -> RecordingClient {
         RecordingClient { inner, failure }
     }
 }
@@ -85,7 +118,14 @@ impl RecordingClient {
 #[async_trait::async_trait]
 impl HttpClient for RecordingClient {
     async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
-        let result = self.inner.send_bytes(request).await;
+        let client = match self.inner.get() {
+            Ok(client) => client,
+            Err(err) => {
+                *lock(&self.failure.transport) = Some(err.clone());
+                return Err(err.into());
+            }
+        };
+        let result = client.send_bytes(request).await;
         if let Err(err) = &result {
             *lock(&self.failure.transport) = Some(error_chain(err.as_ref()));
         }

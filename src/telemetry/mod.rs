@@ -125,12 +125,6 @@ pub enum TelemetryError {
     /// The thread the OTLP HTTP client is built on could not be started.
     #[error("cannot start the OTLP client thread: {0}")]
     ClientThread(#[source] std::io::Error),
-    /// The thread the OTLP HTTP client is built on panicked.
-    #[error("the OTLP client thread failed")]
-    ClientThreadPanicked,
-    /// The OTLP HTTP client could not be built.
-    #[error("cannot build the OTLP HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
     /// An OTLP exporter could not be built.
     #[error("cannot build the {signal} exporter: {source}")]
     Exporter {

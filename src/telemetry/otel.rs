@@ -22,7 +22,7 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
-use super::delivery::{Failure, RecordingClient, Tapped, blocking_client};
+use super::delivery::{Failure, RecordingClient, SharedClient, Tapped};
 use super::names::{gen_ai, own};
 use super::{FLUSH_LIMIT, Protocol, Settings, TelemetryError, clip};
 use crate::events::{
@@ -94,7 +94,11 @@ impl Otel {
                 .as_ref()
                 .map(|base| format!("{base}/v1/{signal}"))
         };
-        let http = blocking_client(EXPORT_TIMEOUT)?;
+        let tls = settings
+            .endpoint
+            .as_ref()
+            .is_none_or(|endpoint| !endpoint.starts_with("http://"));
+        let http = SharedClient::start(EXPORT_TIMEOUT, tls)?;
         let trace_failure = Arc::new(Failure::default());
         let metric_failure = Arc::new(Failure::default());
         let tracer = if settings.traces {
