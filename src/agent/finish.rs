@@ -12,8 +12,8 @@ impl Session {
         self.keep_notes();
         self.count_children();
         self.tool_ctx.leftovers.clean_up();
+        // Durable before the run ends; the closing lines are written meanwhile.
         self.sync_session();
-        self.session_synced();
         let (stop_reason, fatal, limit) = self.conclude(ending);
         self.emit_ending(stop_reason, fatal.as_ref(), limit.as_ref());
         self.state.stats.duration_ms = self.started.elapsed().as_millis() as u64;
@@ -49,6 +49,7 @@ impl Session {
             _ => None,
         });
         self.write_last_message(final_text.as_deref());
+        self.session_synced();
         // Each output that failed, once, before the last line; the exit code says so too.
         for error in &self.output_errors {
             self.emitter.emit(&Event::OutputError(error));

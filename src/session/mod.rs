@@ -18,6 +18,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+use crate::sync::LockExt;
 
 use serde::Serialize;
 
@@ -131,8 +134,9 @@ struct Entry<'a> {
 pub struct SessionWriter {
     file: File,
     path: PathBuf,
-    /// The sync in flight (and, for a new file, its appearance under its own name).
-    syncing: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    /// The thread that syncs the file (and first, for a new file, makes it appear under its
+    /// own name).
+    syncer: Syncer,
     /// The id of the last entry written: the next one's parent.
     leaf: Option<String>,
     /// Ids already in the file, so a new one never repeats.
@@ -172,17 +176,19 @@ impl SessionWriter {
             .tempfile_in(dir)?;
         staged.write_all(&line)?;
         let (file, staged_path) = staged.keep().map_err(|err| err.error)?;
-        let to_sync = file.try_clone()?;
         let named = path.clone();
-        let syncing = std::thread::spawn(move || {
-            to_sync.sync_data()?;
-            std::fs::hard_link(&staged_path, &named)?;
-            std::fs::remove_file(&staged_path)
-        });
+        let syncer = Syncer::start(
+            file.try_clone()?,
+            Some(Box::new(move |file: &File| {
+                file.sync_data()?;
+                std::fs::hard_link(&staged_path, &named)?;
+                std::fs::remove_file(&staged_path)
+            })),
+        )?;
         Ok(SessionWriter {
             file,
             path,
-            syncing: Some(syncing),
+            syncer,
             leaf: None,
             used: std::collections::HashSet::default(),
             secrets,
@@ -205,9 +211,9 @@ impl SessionWriter {
             file.set_len(torn.kept_bytes)?;
         }
         Ok(SessionWriter {
+            syncer: Syncer::start(file.try_clone()?, None)?,
             file,
             path: loaded.path.clone(),
-            syncing: None,
             leaf: loaded.leaf.clone(),
             used: loaded.entry_ids.iter().cloned().collect(),
             secrets,
@@ -281,23 +287,16 @@ impl SessionWriter {
         Ok(())
     }
 
-    /// Starts making what was written durable (at each turn end), on a thread of its own;
-    /// [`SessionWriter::synced`] waits for it. An error of the sync before is returned here.
+    /// Starts making what was written durable (at each turn end), on the writer's thread;
+    /// [`SessionWriter::synced`] waits for it.
     pub fn sync(&mut self) -> std::io::Result<()> {
-        self.synced()?;
-        let file = self.file.try_clone()?;
-        self.syncing = Some(std::thread::spawn(move || file.sync_data()));
-        Ok(())
+        self.syncer.request()
     }
 
-    /// Waits for the sync in flight, if any: what was written before it started is durable.
+    /// Waits for every sync asked for: what was written before the last one is durable. The
+    /// first error of any of them is returned (once).
     pub fn synced(&mut self) -> std::io::Result<()> {
-        match self.syncing.take() {
-            Some(syncing) => syncing
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the session sync failed"))),
-            None => Ok(()),
-        }
+        self.syncer.wait()
     }
 
     fn fresh_id(&mut self) -> String {
@@ -307,6 +306,72 @@ impl SessionWriter {
                 return id;
             }
         }
+    }
+}
+
+/// A first job for the sync thread, run before any sync asked for.
+type FirstJob = Box<dyn FnOnce(&File) -> std::io::Result<()> + Send>;
+
+/// How many of a sync thread's jobs (the first one included) are done, and the first error;
+/// the condition variable says when the count moves.
+type SyncProgress = Arc<(Mutex<(u64, Option<std::io::Error>)>, Condvar)>;
+
+/// One thread per session file, syncing it whenever asked, so the loop never waits on the
+/// disk unless it must.
+struct Syncer {
+    requests: std::sync::mpsc::Sender<()>,
+    done: SyncProgress,
+    /// How many jobs were asked for.
+    asked: u64,
+}
+
+impl Syncer {
+    fn start(file: File, first: Option<FirstJob>) -> std::io::Result<Syncer> {
+        let (requests, jobs) = std::sync::mpsc::channel::<()>();
+        let done: SyncProgress = Arc::new((Mutex::new((0, None)), Condvar::new()));
+        let report = done.clone();
+        let asked = u64::from(first.is_some());
+        std::thread::Builder::new()
+            .name("session-sync".into())
+            .spawn(move || {
+                let finish = |result: std::io::Result<()>| {
+                    let (state, signal) = &*report;
+                    let mut state = state.lock_or_recover();
+                    state.0 += 1;
+                    if let Err(err) = result {
+                        state.1.get_or_insert(err);
+                    }
+                    signal.notify_all();
+                };
+                if let Some(first) = first {
+                    finish(first(&file));
+                }
+                while jobs.recv().is_ok() {
+                    finish(file.sync_data());
+                }
+            })?;
+        Ok(Syncer {
+            requests,
+            done,
+            asked,
+        })
+    }
+
+    fn request(&mut self) -> std::io::Result<()> {
+        self.requests
+            .send(())
+            .map_err(|_| std::io::Error::other("the session sync thread has ended"))?;
+        self.asked += 1;
+        Ok(())
+    }
+
+    fn wait(&mut self) -> std::io::Result<()> {
+        let (state, signal) = &*self.done;
+        let mut state = state.lock_or_recover();
+        while state.0 < self.asked {
+            state = signal.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+        state.1.take().map_or(Ok(()), Err)
     }
 }
 

@@ -41,7 +41,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("extension", &["events", "llm", "sync", "tools"]),
     ("sandbox", &["events", "net", "tools"]),
     ("output", &[]),
-    ("session", &["events", "ids", "input_file", "secrets"]),
+    (
+        "session",
+        &["events", "ids", "input_file", "secrets", "sync"],
+    ),
     ("skills", &["events", "extension", "input_file"]),
     (
         "subagents",
