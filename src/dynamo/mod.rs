@@ -133,7 +133,7 @@ impl DynamoSettings {
         let (identity, bridged) = AgentIdentity::resolve(env, run_session_id);
         let first = |names: &[&str]| names.iter().find_map(|name| env.get(name));
         let endpoint = first(&ENDPOINT_VARS).map(|e| e.trim().to_string()).filter(|endpoint| {
-            let valid = <zeromq::Endpoint as std::str::FromStr>::from_str(endpoint).is_ok();
+            let valid = relay::parse_endpoint(endpoint).is_ok();
             if !valid {
                 warnings.push(format!(
                     "tool events disabled: '{endpoint}' is not a ZeroMQ endpoint (e.g. tcp://127.0.0.1:20390)"

@@ -206,3 +206,30 @@ async fn an_unparseable_endpoint_is_an_error_to_report() {
         "{err}"
     );
 }
+
+#[test]
+fn endpoints_are_read_as_zmq_reads_them() {
+    use std::str::FromStr;
+    for text in [
+        "tcp://127.0.0.1:20390",
+        "tcp://localhost:5555",
+        "tcp://[::1]:5555",
+        "tcp://::1:5555",
+        "tcp://a:b:5555",
+        "ipc:///tmp/worker.sock",
+        "ipc://relative/path",
+        "tcp://127.0.0.1:99999",
+        "tcp://127.0.0.1:",
+        "tcp://:5555",
+        "tcp://127.0.0.1",
+        "tcp://",
+        "TCP://127.0.0.1:5555",
+        "udp://127.0.0.1:5555",
+        "127.0.0.1:5555",
+        "",
+    ] {
+        let ours = parse_endpoint(text).ok();
+        let theirs = Endpoint::from_str(text).ok();
+        assert_eq!(ours, theirs, "{text}");
+    }
+}
