@@ -421,8 +421,16 @@ impl Session {
     }
 
     async fn run_tools(&mut self, pending: Pending, turn: &mut Turn) -> Step {
-        // The turn before is on disk before this one's tools change anything.
-        self.session_synced();
+        // The turn before is on disk before this one's tools change anything (read-only
+        // calls change nothing, so they need not wait).
+        let changes = pending.calls.iter().any(|call| {
+            self.tools
+                .get(&call.name)
+                .is_none_or(|tool| !tool.is_read_only())
+        });
+        if changes {
+            self.session_synced();
+        }
         let exec = ExecContext {
             emitter: &self.emitter,
             tools: &self.tools,

@@ -251,8 +251,16 @@ async fn send_loop(
     counters: Arc<Counters>,
 ) {
     let topic = Bytes::from(topic.into_bytes());
-    let mut connection: Option<Connection> = None;
-    let mut next_attempt = Instant::now();
+    // Connect at once, while the run starts, so that a short run's events find the peer
+    // connected (zmq.rs's connect first compiles its endpoint parser).
+    let mut connection = connect(&endpoint).await;
+    counters
+        .connected
+        .store(connection.is_some(), Ordering::SeqCst);
+    let mut next_attempt = match connection {
+        Some(_) => Instant::now(),
+        None => Instant::now() + RECONNECT_INTERVAL,
+    };
     while let Some((sequence, payload)) = rx.recv().await {
         if connection.is_none() && Instant::now() >= next_attempt {
             connection = connect(&endpoint).await;

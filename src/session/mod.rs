@@ -5,9 +5,9 @@
 //! each with an 8-hex-digit `id` and the `parentId` of the entry before it. Entries are only
 //! appended, each with one `write`: a `kill -9` at any moment leaves a file whose complete
 //! lines are valid. The file is synced at every turn end, on a thread of its own so that the
-//! next model request is not kept waiting; the run waits for that sync before it runs the
-//! next turn's tools (a turn's side effects never precede the durable record of the turn
-//! before) and before it exits. Reading leaves out a last line cut
+//! next model request is not kept waiting; the run waits for that sync before the next turn
+//! runs a tool that may change anything (a turn's side effects never precede the durable
+//! record of the turn before; read-only calls need not wait) and before it exits. Reading leaves out a last line cut
 //! short (the run says so with `input_truncated`), and resuming removes it from the file before
 //! appending, so the next entry starts on a line of its own. A resumed session appends to its
 //! own file, continuing the chain.
