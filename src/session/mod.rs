@@ -334,20 +334,22 @@ impl Syncer {
         std::thread::Builder::new()
             .name("session-sync".into())
             .spawn(move || {
-                let finish = |result: std::io::Result<()>| {
+                let finish = |jobs: u64, result: std::io::Result<()>| {
                     let (state, signal) = &*report;
                     let mut state = state.lock_or_recover();
-                    state.0 += 1;
+                    state.0 += jobs;
                     if let Err(err) = result {
                         state.1.get_or_insert(err);
                     }
                     signal.notify_all();
                 };
                 if let Some(first) = first {
-                    finish(first(&file));
+                    finish(1, first(&file));
                 }
                 while jobs.recv().is_ok() {
-                    finish(file.sync_data());
+                    // Syncs asked for while one ran are all served by the next one.
+                    let waiting = 1 + jobs.try_iter().count() as u64;
+                    finish(waiting, file.sync_data());
                 }
             })?;
         Ok(Syncer {
