@@ -33,6 +33,7 @@ pub use serving::ServerReport;
 pub use sse::{Liveness, SseItem, SseStream};
 pub use transport::{
     ByteStream, HttpTransport, Request, Response, Spliced, Transport, TransportError,
+    WireConversation,
 };
 pub use wire::{
     Body, RequestSpec, ToolDefinition, WireMessages, WireTools, WireUsage, build_body,

@@ -51,9 +51,13 @@ impl Request {
         if self.spliced.is_empty() {
             return serde_json::to_vec(&self.body);
         }
-        let messages = self.spliced.messages.as_deref().unwrap_or_default();
-        let tools = self.spliced.tools.as_deref().unwrap_or_default();
-        let size: usize = messages.iter().map(|m| m.len() + 1).sum::<usize>() + tools.len();
+        let messages = self
+            .spliced
+            .messages
+            .as_ref()
+            .map_or(0, WireConversation::len);
+        let tools = self.spliced.tools.as_deref().map_or(0, str::len);
+        let size = messages + tools;
         let mut out = Vec::with_capacity(size + 4096);
         out.push(b'{');
         for (index, (key, value)) in fields.iter().enumerate() {
@@ -63,14 +67,7 @@ impl Request {
             serde_json::to_writer(&mut out, key)?;
             out.push(b':');
             if let (true, Some(messages)) = (key == "messages", &self.spliced.messages) {
-                out.push(b'[');
-                for (index, message) in messages.iter().enumerate() {
-                    if index > 0 {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(message.as_bytes());
-                }
-                out.push(b']');
+                messages.write(&mut out);
             } else if let (true, Some(tools)) = (key == "tools", &self.spliced.tools) {
                 out.extend_from_slice(tools.as_bytes());
             } else {
@@ -106,11 +103,44 @@ impl Request {
 /// conversation is most of every request; this way each message is converted once.
 #[derive(Debug, Clone, Default)]
 pub struct Spliced {
-    /// The body's `messages`: one JSON text per message, redacted when it was made.
-    pub messages: Option<Vec<Arc<str>>>,
+    /// The body's `messages`, redacted when it was made.
+    pub messages: Option<WireConversation>,
     /// The body's `tools`: the array's JSON text, redacted. Spliced only when tools are
     /// offered, so a decorator sees a `tools` key exactly when the model is offered tools.
     pub tools: Option<Arc<str>>,
+}
+
+/// A `messages` array as sent: the system message, then the conversation, each message's
+/// JSON text joined by commas. The conversation's text is shared with the cache that keeps it
+/// between requests (a request costs no copy of it until it is written out).
+#[derive(Debug, Clone)]
+pub struct WireConversation {
+    /// The system message's JSON.
+    pub system: Arc<str>,
+    /// The conversation's messages, comma-joined; empty for none.
+    pub conversation: Arc<Vec<u8>>,
+}
+
+impl WireConversation {
+    /// The bytes of the array.
+    pub fn len(&self) -> usize {
+        self.system.len() + self.conversation.len() + 3
+    }
+
+    /// Whether the array holds no message (never: the system message is always there).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        out.extend_from_slice(self.system.as_bytes());
+        if !self.conversation.is_empty() {
+            out.push(b',');
+            out.extend_from_slice(&self.conversation);
+        }
+        out.push(b']');
+    }
 }
 
 impl Spliced {

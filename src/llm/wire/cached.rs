@@ -3,8 +3,9 @@
 //! Every request carries the whole conversation, so a run that rebuilt it each time (a JSON
 //! value per message, a redaction pass over every string, then serialization) would pay for
 //! turn 1,000 a thousand times what it paid for turn 1. Messages never change once they are in
-//! the conversation, so each is converted, redacted and serialized once, when it is first sent;
-//! a request then costs a copy of the conversation's bytes.
+//! the conversation, so each is converted, redacted and serialized once, when it is first sent,
+//! and appended to one text the requests share: nothing a request does grows with the
+//! conversation but copying its bytes onto the wire.
 //!
 //! The cache is dropped whole when what it holds may be stale: when the conversation is
 //! rewritten (compaction; the owner calls [`WireMessages::clear`], and a conversation shorter
@@ -18,7 +19,7 @@ use serde_json::Value;
 
 use super::{RequestSpec, WireTools, envelope, message_to_wire, system_message};
 use crate::events::Message;
-use crate::llm::Spliced;
+use crate::llm::{Spliced, WireConversation};
 use crate::secrets::Secrets;
 
 /// A request body before the decorators: its JSON and, for chat completions, the
@@ -41,32 +42,45 @@ impl Body {
     }
 }
 
-/// Each message of the conversation as sent: serialized and redacted once.
+/// The conversation as sent: each message serialized and redacted once, joined by commas
+/// into one text that requests share (appended to in place once no request holds it).
 #[derive(Debug, Default)]
 pub struct WireMessages {
-    sent: Vec<Arc<str>>,
-    /// The secret set's generation when `sent` was redacted.
+    text: Arc<Vec<u8>>,
+    /// How many messages `text` holds.
+    count: usize,
+    /// The secret set's generation when `text` was redacted.
     generation: usize,
 }
 
 impl WireMessages {
     /// Forgets every message: the conversation was rewritten.
     pub fn clear(&mut self) {
-        self.sent.clear();
+        self.text = Arc::default();
+        self.count = 0;
     }
 
     /// The wire form of `messages`, converting only those not seen before.
-    fn sync(&mut self, messages: &[Message], secrets: &Secrets) -> &[Arc<str>] {
+    fn sync(&mut self, messages: &[Message], secrets: &Secrets) -> Arc<Vec<u8>> {
         let generation = secrets.generation();
-        if generation != self.generation || messages.len() < self.sent.len() {
-            self.sent.clear();
+        if generation != self.generation || messages.len() < self.count {
+            self.clear();
             self.generation = generation;
         }
-        for message in &messages[self.sent.len()..] {
-            self.sent
-                .push(redacted_json(message_to_wire(message), secrets));
+        if messages.len() > self.count {
+            let text = Arc::make_mut(&mut self.text);
+            for message in &messages[self.count..] {
+                if !text.is_empty() {
+                    text.push(b',');
+                }
+                let mut wire = message_to_wire(message);
+                secrets.redact_value(&mut wire);
+                // Serializing a JSON value into memory cannot fail.
+                let _ = serde_json::to_writer(&mut *text, &wire);
+            }
+            self.count = messages.len();
         }
-        &self.sent
+        self.text.clone()
     }
 }
 
@@ -83,10 +97,10 @@ pub fn build_body_cached(
     if spec.dialect == crate::llm::Dialect::AnthropicMessages {
         return Body::whole(super::build_body(spec));
     }
-    let conversation = cache.sync(spec.messages, secrets);
-    let mut messages = Vec::with_capacity(conversation.len() + 1);
-    messages.push(redacted_json(system_message(spec.system_prompt), secrets));
-    messages.extend(conversation.iter().cloned());
+    let messages = WireConversation {
+        system: redacted_json(system_message(spec.system_prompt), secrets),
+        conversation: cache.sync(spec.messages, secrets),
+    };
     // The tools' text is scanned, not copied, unless it holds a secret (an MCP server's
     // description may).
     let tools = (!tools.is_empty()).then(|| match secrets.redact(&tools.text) {

@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::events::{TextContent, ToolResultMessage, UserMessage};
-use crate::llm::{Dialect, Request, Spliced, build_body};
+use crate::llm::{Dialect, Request, Spliced, WireConversation, build_body};
 
 fn user(text: &str) -> Message {
     Message::User(UserMessage {
@@ -170,18 +170,21 @@ fn decorated_fields_are_sent_in_order_around_the_spliced_messages() {
     let request = Request {
         body: json!({"model": "m", "messages": null, "tools": null, "nvext": {"agent_context": {"id": 1}}}),
         spliced: Spliced {
-            messages: Some(vec![Arc::from(r#"{"role":"user","content":"a"}"#)]),
+            messages: Some(WireConversation {
+                system: Arc::from(r#"{"role":"system","content":"s"}"#),
+                conversation: Arc::new(br#"{"role":"user","content":"a"}"#.to_vec()),
+            }),
             tools: Some(Arc::from(r#"[{"type":"function"}]"#)),
         },
         headers: Vec::new(),
     };
     assert_eq!(
         String::from_utf8(request.to_json().unwrap()).unwrap(),
-        r#"{"model":"m","messages":[{"role":"user","content":"a"}],"tools":[{"type":"function"}],"nvext":{"agent_context":{"id":1}}}"#
+        r#"{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"a"}],"tools":[{"type":"function"}],"nvext":{"agent_context":{"id":1}}}"#
     );
     assert_eq!(
         request.whole_body(),
-        json!({"model": "m", "messages": [{"role": "user", "content": "a"}], "tools": [{"type": "function"}], "nvext": {"agent_context": {"id": 1}}})
+        json!({"model": "m", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}], "tools": [{"type": "function"}], "nvext": {"agent_context": {"id": 1}}})
     );
 }
 
