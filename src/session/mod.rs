@@ -18,9 +18,6 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-
-use crate::sync::LockExt;
 
 use serde::Serialize;
 
@@ -309,71 +306,86 @@ impl SessionWriter {
     }
 }
 
+/// The longest the run waits for its session file to be synced.
+const SYNC_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A first job for the sync thread, run before any sync asked for.
 type FirstJob = Box<dyn FnOnce(&File) -> std::io::Result<()> + Send>;
 
-/// How many of a sync thread's jobs (the first one included) are done, and the first error;
-/// the condition variable says when the count moves.
-type SyncProgress = Arc<(Mutex<(u64, Option<std::io::Error>)>, Condvar)>;
+/// How one job ended, sent back to whoever asked for it.
+type Done = std::sync::mpsc::Receiver<Result<(), String>>;
 
 /// One thread per session file, syncing it whenever asked, so the loop never waits on the
-/// disk unless it must.
+/// disk unless it must. Each job answers on a channel of its own.
 struct Syncer {
-    requests: std::sync::mpsc::Sender<()>,
-    done: SyncProgress,
-    /// How many jobs were asked for.
-    asked: u64,
+    requests: std::sync::mpsc::Sender<std::sync::mpsc::Sender<Result<(), String>>>,
+    /// The jobs asked for and not yet waited for (in a mutex only because a receiver cannot
+    /// be shared between threads, which the run's future must allow).
+    pending: std::sync::Mutex<Vec<Done>>,
 }
 
 impl Syncer {
     fn start(file: File, first: Option<FirstJob>) -> std::io::Result<Syncer> {
-        let (requests, jobs) = std::sync::mpsc::channel::<()>();
-        let done: SyncProgress = Arc::new((Mutex::new((0, None)), Condvar::new()));
-        let report = done.clone();
-        let asked = u64::from(first.is_some());
+        let (requests, jobs) = std::sync::mpsc::channel::<std::sync::mpsc::Sender<_>>();
+        let (first_done, first_answer) = std::sync::mpsc::channel();
+        let pending = std::sync::Mutex::new(match first {
+            Some(_) => vec![first_answer],
+            None => Vec::new(),
+        });
         std::thread::Builder::new()
             .name("session-sync".into())
             .spawn(move || {
-                let finish = |jobs: u64, result: std::io::Result<()>| {
-                    let (state, signal) = &*report;
-                    let mut state = state.lock_or_recover();
-                    state.0 += jobs;
-                    if let Err(err) = result {
-                        state.1.get_or_insert(err);
-                    }
-                    signal.notify_all();
-                };
                 if let Some(first) = first {
-                    finish(1, first(&file));
+                    let _ = first_done.send(first(&file).map_err(|err| err.to_string()));
                 }
-                while jobs.recv().is_ok() {
+                while let Ok(job) = jobs.recv() {
                     // Syncs asked for while one ran are all served by the next one.
-                    let waiting = 1 + jobs.try_iter().count() as u64;
-                    finish(waiting, file.sync_data());
+                    let waiting: Vec<_> = std::iter::once(job).chain(jobs.try_iter()).collect();
+                    let result = file.sync_data().map_err(|err| err.to_string());
+                    for job in waiting {
+                        let _ = job.send(result.clone());
+                    }
                 }
             })?;
-        Ok(Syncer {
-            requests,
-            done,
-            asked,
-        })
+        Ok(Syncer { requests, pending })
+    }
+
+    fn pending(&mut self) -> &mut Vec<Done> {
+        self.pending
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn request(&mut self) -> std::io::Result<()> {
+        let (done, answer) = std::sync::mpsc::channel();
         self.requests
-            .send(())
+            .send(done)
             .map_err(|_| std::io::Error::other("the session sync thread has ended"))?;
-        self.asked += 1;
+        self.pending().push(answer);
         Ok(())
     }
 
+    /// Waits for every job asked for, at most [`SYNC_LIMIT`] in all: a disk that does not
+    /// answer (a hung network mount) fails the session file, not the run. The first error is
+    /// returned.
     fn wait(&mut self) -> std::io::Result<()> {
-        let (state, signal) = &*self.done;
-        let mut state = state.lock_or_recover();
-        while state.0 < self.asked {
-            state = signal.wait(state).unwrap_or_else(PoisonError::into_inner);
+        let deadline = std::time::Instant::now() + SYNC_LIMIT;
+        let mut first_error = None;
+        for answer in self.pending().drain(..) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let error = match answer.recv_timeout(left) {
+                Ok(Ok(())) => continue,
+                Ok(Err(error)) => error,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    format!("the file was not synced within {} s", SYNC_LIMIT.as_secs())
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    "the session sync thread has ended".to_string()
+                }
+            };
+            first_error.get_or_insert(error);
         }
-        state.1.take().map_or(Ok(()), Err)
+        first_error.map_or(Ok(()), |error| Err(std::io::Error::other(error)))
     }
 }
 

@@ -532,3 +532,39 @@ fn a_call_id_used_again_in_a_later_turn_is_still_answered_as_interrupted() {
         ]
     );
 }
+
+#[test]
+fn syncs_asked_for_in_a_row_are_all_answered_and_the_file_appears_under_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    let mut writer = SessionWriter::create(dir.path(), "s", dir.path(), None, secrets).unwrap();
+    // The header is synced and the file named on the writer's thread: once waited for, the
+    // file is there under its own name and no temporary file is left.
+    writer.synced().unwrap();
+    let names = || -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(),
+        vec![
+            writer
+                .path()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        ]
+    );
+    for turn in 0..50 {
+        writer.append(&result(&format!("c{turn}"))).unwrap();
+        writer.sync().unwrap();
+    }
+    writer.synced().unwrap();
+    // Waiting again, with nothing asked since, returns at once.
+    writer.synced().unwrap();
+    assert_eq!(names().len(), 1);
+    assert_eq!(load(writer.path()).unwrap().messages.len(), 50);
+}
