@@ -36,6 +36,11 @@ fn spec<'a>(messages: &'a [Message], tools: &'a Value, dialect: Dialect) -> Requ
     }
 }
 
+/// The body for `spec`, its tools as the run would serialize them.
+fn cached(spec: &RequestSpec<'_>, cache: &mut WireMessages, secrets: &Secrets) -> Body {
+    build_body_cached(spec, &WireTools::new(spec.tools.clone()), cache, secrets)
+}
+
 /// The bytes a request with `body` sends.
 fn sent(body: Body) -> Value {
     let request = Request {
@@ -61,19 +66,14 @@ fn a_growing_conversation_sends_what_a_fresh_build_would() {
     let mut messages = vec![user("list the files, key sk-live-0123456789")];
     for turn in 0..4 {
         let spec = spec(&messages, &tools, Dialect::ChatCompletions);
-        let body = sent(build_body_cached(
-            &spec,
-            &WireTools::new(tools.clone()),
-            &mut cache,
-            &secrets,
-        ));
+        let body = sent(cached(&spec, &mut cache, &secrets));
         assert_eq!(body, fresh(&spec, &secrets), "turn {turn}");
         assert!(!body.to_string().contains("sk-live"), "turn {turn}");
         messages.push(result(&format!("c{turn}"), &format!("output \"{turn}\"\n")));
     }
     // The key order is the body's own: messages second, as built whole.
     let spec = spec(&messages, &tools, Dialect::ChatCompletions);
-    let body = build_body_cached(&spec, &WireTools::new(tools.clone()), &mut cache, &secrets);
+    let body = cached(&spec, &mut cache, &secrets);
     let request = Request {
         body: body.json,
         spliced: body.spliced,
@@ -93,20 +93,10 @@ fn a_secret_added_later_is_redacted_from_messages_cached_before() {
     let mut cache = WireMessages::default();
     let messages = vec![user("the token is ghs_minted_later_42")];
     let spec = spec(&messages, &tools, Dialect::ChatCompletions);
-    let before = sent(build_body_cached(
-        &spec,
-        &WireTools::new(tools.clone()),
-        &mut cache,
-        &secrets,
-    ));
+    let before = sent(cached(&spec, &mut cache, &secrets));
     assert!(before.to_string().contains("ghs_minted_later_42"));
     secrets.add("ghs_minted_later_42");
-    let after = sent(build_body_cached(
-        &spec,
-        &WireTools::new(tools.clone()),
-        &mut cache,
-        &secrets,
-    ));
+    let after = sent(cached(&spec, &mut cache, &secrets));
     assert!(
         !after.to_string().contains("ghs_minted_later_42"),
         "{after}"
@@ -130,12 +120,7 @@ fn a_rewritten_conversation_is_converted_again() {
     let summary = vec![user("summary"), user("three")];
     let spec_short = spec(&summary, &tools, Dialect::ChatCompletions);
     assert_eq!(
-        sent(build_body_cached(
-            &spec_short,
-            &WireTools::new(tools.clone()),
-            &mut cache,
-            &secrets
-        )),
+        sent(cached(&spec_short, &mut cache, &secrets)),
         fresh(&spec_short, &secrets)
     );
     // As long as the cache or longer: the owner says so.
@@ -143,12 +128,7 @@ fn a_rewritten_conversation_is_converted_again() {
     let spec_same = spec(&rewritten, &tools, Dialect::ChatCompletions);
     cache.clear();
     assert_eq!(
-        sent(build_body_cached(
-            &spec_same,
-            &WireTools::new(tools.clone()),
-            &mut cache,
-            &secrets
-        )),
+        sent(cached(&spec_same, &mut cache, &secrets)),
         fresh(&spec_same, &secrets)
     );
 }
@@ -160,7 +140,7 @@ fn anthropic_bodies_are_built_whole() {
     let mut cache = WireMessages::default();
     let messages = vec![user("hi")];
     let spec = spec(&messages, &tools, Dialect::AnthropicMessages);
-    let body = build_body_cached(&spec, &WireTools::new(tools.clone()), &mut cache, &secrets);
+    let body = cached(&spec, &mut cache, &secrets);
     assert!(body.spliced.is_empty());
     assert_eq!(body.json, build_body(&spec));
 }
@@ -195,12 +175,7 @@ fn a_secret_in_a_tool_description_is_redacted() {
     let mut cache = WireMessages::default();
     let messages = vec![user("hi")];
     let spec = spec(&messages, &tools, Dialect::ChatCompletions);
-    let body = sent(build_body_cached(
-        &spec,
-        &WireTools::new(tools.clone()),
-        &mut cache,
-        &secrets,
-    ));
+    let body = sent(cached(&spec, &mut cache, &secrets));
     assert_eq!(body, fresh(&spec, &secrets));
     assert!(!body.to_string().contains("sk-live"), "{body}");
 }
