@@ -8,7 +8,6 @@
 //! joins the two.
 
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
@@ -19,7 +18,7 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
-use super::TelemetryError;
+use crate::extension::StatusLine;
 use crate::http::error_chain;
 use crate::secrets::Secrets;
 use crate::sync::LockExt;
@@ -51,58 +50,49 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock_or_recover()
 }
 
-/// The exporters' blocking HTTP client, noting the cause of each transport error.
+/// The exporters' HTTP client, noting the cause of each transport error.
 #[derive(Debug)]
 pub(super) struct RecordingClient {
     inner: SharedClient,
     failure: Arc<Failure>,
 }
 
-/// The exporters' HTTP client; `timeout` bounds each request. One serves both signals (it is
-/// a handle to one connection pool and one runtime thread).
+/// The exporters' HTTP client; `timeout` bounds each request. One serves both signals (one
+/// connection pool).
 ///
-/// It is built on a thread of its own while the run starts, and the first export waits for
-/// it: it owns a runtime, which may not be created on a thread that runs async tasks, and
-/// for an `https` collector it loads the system's CA certificates, milliseconds the run's
-/// first request used to wait for. For a plain `http` collector no certificate is loaded.
+/// It is async and runs on the run's own runtime, like the export itself: the blocking
+/// client would start a runtime thread of its own. It is built at the first export, so a
+/// run's start never waits for it; for a plain `http` collector no CA certificate is loaded.
 #[derive(Debug, Clone)]
 pub(super) struct SharedClient(Arc<ClientCell>);
 
 #[derive(Debug)]
 struct ClientCell {
-    building: Mutex<Option<JoinHandle<Result<reqwest::blocking::Client, reqwest::Error>>>>,
-    built: OnceLock<Result<reqwest::blocking::Client, String>>,
+    timeout: Duration,
+    tls: bool,
+    built: OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl SharedClient {
-    /// Starts building the client.
-    pub(super) fn start(timeout: Duration, tls: bool) -> Result<SharedClient, TelemetryError> {
-        let building = std::thread::Builder::new()
-            .name("otlp-client".into())
-            .spawn(move || {
-                let mut builder = reqwest::blocking::Client::builder().timeout(timeout);
-                if !tls {
-                    builder = builder.tls_certs_only(std::iter::empty());
-                }
-                builder.build()
-            })
-            .map_err(TelemetryError::ClientThread)?;
-        Ok(SharedClient(Arc::new(ClientCell {
-            building: Mutex::new(Some(building)),
+    /// A client built when first used.
+    pub(super) fn new(timeout: Duration, tls: bool) -> SharedClient {
+        SharedClient(Arc::new(ClientCell {
+            timeout,
+            tls,
             built: OnceLock::new(),
-        })))
+        }))
     }
 
-    /// The client, once built.
-    fn get(&self) -> Result<&reqwest::blocking::Client, String> {
-        self.0
-            .built
-            .get_or_init(|| match lock(&self.0.building).take() {
-                Some(building) => match building.join() {
-                    Ok(built) => built.map_err(|err| error_chain(&err)),
-                    Err(_) => Err("the OTLP client could not be built".to_string()),
-                },
-                None => Err("the OTLP client could not be built".to_string()),
+    /// The client, built now if need be.
+    fn get(&self) -> Result<&reqwest::Client, String> {
+        let cell = &self.0;
+        cell.built
+            .get_or_init(|| {
+                let mut builder = crate::http::client_builder().timeout(cell.timeout);
+                if !cell.tls {
+                    builder = builder.tls_certs_only(std::iter::empty());
+                }
+                builder.build().map_err(|err| error_chain(&err))
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -181,6 +171,47 @@ impl<E: PushMetricExporter> PushMetricExporter for Tapped<E> {
     fn temporality(&self) -> Temporality {
         self.inner.temporality()
     }
+}
+
+/// The stderr warnings of the final export: `sent` is the metric send's result, `None`
+/// when the flush limit ran out first; `dropped` the spans a full queue could not hold; the
+/// failures those each signal's exporter noted.
+pub(super) fn delivery_warnings(
+    sent: Option<OTelSdkResult>,
+    dropped: u64,
+    traces: Option<String>,
+    metrics: Option<String>,
+) -> Vec<StatusLine> {
+    let mut warnings = Vec::new();
+    if dropped > 0 {
+        warnings.push(format!(
+            "telemetry: {dropped} spans were dropped: more were waiting than the queue holds (OTEL_BSP_MAX_QUEUE_SIZE)"
+        ));
+    }
+    match sent {
+        Some(collected) => {
+            if let Some(err) = traces {
+                warnings.push(format!(
+                    "telemetry: could not deliver traces to the collector: {err}"
+                ));
+            }
+            let metrics = match (metrics, collected) {
+                (Some(err), _) => Some(err),
+                (None, Err(err)) => Some(err.to_string()),
+                (None, Ok(())) => None,
+            };
+            if let Some(err) = metrics {
+                warnings.push(format!(
+                    "telemetry: could not deliver metrics to the collector: {err}"
+                ));
+            }
+        }
+        None => warnings.push(format!(
+            "telemetry: the collector did not take the data within {} s; it was dropped",
+            super::FLUSH_LIMIT.as_secs()
+        )),
+    }
+    warnings.into_iter().map(StatusLine::Warning).collect()
 }
 
 #[cfg(test)]

@@ -27,9 +27,11 @@ use crate::events::{ExtensionState, ExtensionStatus};
 use crate::extension::{Extension, StatusLine};
 use crate::secrets::Secrets;
 
+pub use batching::Batching;
 pub use credentials::credentials;
 pub use names::{NAMESPACE_ENV, Names, parse_namespace};
 
+mod batching;
 mod credentials;
 #[cfg(feature = "otel")]
 mod delivery;
@@ -102,6 +104,8 @@ pub struct Settings {
     pub identity: Option<AgentIdentity>,
     /// Every exported span is redacted with these, like every other output.
     pub secrets: Secrets,
+    /// How spans are batched and how often metrics are sent.
+    pub batching: Batching,
     /// The W3C trace context the run continues (`traceparent` and `tracestate`, from the
     /// `TRACEPARENT` and `TRACESTATE` variables); empty: the session span is a root.
     pub parent_context: Vec<(String, String)>,
@@ -122,9 +126,6 @@ pub enum TelemetryError {
     /// This worker was built without the `otel` feature.
     #[error("this worker was built without the `otel` feature")]
     NotBuiltIn,
-    /// The thread the OTLP HTTP client is built on could not be started.
-    #[error("cannot start the OTLP client thread: {0}")]
-    ClientThread(#[source] std::io::Error),
     /// An OTLP exporter could not be built.
     #[error("cannot build the {signal} exporter: {source}")]
     Exporter {
@@ -234,6 +235,7 @@ pub fn configure(
         sandbox_backend: sandbox_backend.to_string(),
         identity,
         secrets: secrets.clone(),
+        batching: Batching::from_env(env),
         parent_context: [("traceparent", "TRACEPARENT"), ("tracestate", "TRACESTATE")]
             .into_iter()
             .filter_map(|(key, var)| env.get(var).map(|value| (key.to_string(), value)))

@@ -3,9 +3,9 @@
 //!
 //! Spans are kept as OpenTelemetry contexts: the session's, the current turn's, and one per
 //! running tool call, so children always hang off the right parent even when tool calls run
-//! concurrently. Export runs on the SDK's own threads (batch span processor, periodic metric
-//! reader) with a one-second request timeout and no retries; at the end both providers shut
-//! down in parallel on a helper thread that the run waits for at most [`FLUSH_LIMIT`].
+//! concurrently. Export runs on the run's own runtime ([`pipeline`]) with a one-second
+//! request timeout and no retries; at the end what waits is sent, both signals at once, and
+//! the run waits for that at most [`FLUSH_LIMIT`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,7 +22,7 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
-use super::delivery::{Failure, RecordingClient, SharedClient, Tapped};
+use super::delivery::{Failure, RecordingClient, SharedClient, Tapped, delivery_warnings};
 use super::names::{gen_ai, own};
 use super::{FLUSH_LIMIT, Protocol, Settings, TelemetryError, clip};
 use crate::events::{
@@ -32,10 +32,12 @@ use crate::extension::{
     Exchange, Extension, Finish, RunInfo, RunNote, RunOutcome, StatusLine, ToolEnding, ToolJoins,
 };
 use crate::sync::LockExt;
+use pipeline::{MetricPipe, SpanQueue};
 
 mod attributes;
 mod child;
 mod instruments;
+pub(super) mod pipeline;
 use attributes::{finish_reason, serving_attributes};
 use instruments::Instruments;
 
@@ -66,9 +68,17 @@ pub(super) struct Otel {
     state: Mutex<State>,
     /// Finished tool spans, ended once the request carrying their result back is known.
     joins: ToolJoins<(Context, SystemTime)>,
-    /// A child run's telemetry: it exports through its parent's providers, and leaves
-    /// flushing and shutting them down to the parent.
-    child: bool,
+    /// Where ended spans and collected metrics leave from; `None` for a child run's
+    /// telemetry, which exports through its parent's providers and leaves sending to the
+    /// parent.
+    export: Option<Export>,
+}
+
+/// The parent run's export: its queues and the tasks that send periodically.
+struct Export {
+    spans: Option<SpanQueue<Tapped<opentelemetry_otlp::SpanExporter>>>,
+    metrics: Option<MetricPipe<Tapped<opentelemetry_otlp::MetricExporter>>>,
+    periodic: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Otel {
@@ -98,7 +108,7 @@ impl Otel {
             .endpoint
             .as_ref()
             .is_none_or(|endpoint| !endpoint.starts_with("http://"));
-        let http = SharedClient::start(EXPORT_TIMEOUT, tls)?;
+        let http = SharedClient::new(EXPORT_TIMEOUT, tls);
         let trace_failure = Arc::new(Failure::default());
         let metric_failure = Arc::new(Failure::default());
         let tracer = if settings.traces {
@@ -115,16 +125,20 @@ impl Otel {
                 signal: "trace",
                 source: err.into(),
             })?;
-            let provider = SdkTracerProvider::builder()
-                .with_batch_exporter(Tapped {
+            let queue = SpanQueue::new(
+                Tapped {
                     inner: exporter,
                     failure: trace_failure.clone(),
                     secrets: settings.secrets.clone(),
-                })
+                },
+                settings.batching,
+            );
+            let provider = SdkTracerProvider::builder()
+                .with_span_processor(queue.clone())
                 .with_resource(resource.clone())
                 .build();
             let tracer = BoxedTracer::new(Box::new(provider.tracer(SCOPE)));
-            Some((provider, tracer))
+            Some((provider, tracer, queue))
         } else {
             None
         };
@@ -142,21 +156,33 @@ impl Otel {
                 signal: "metric",
                 source: err.into(),
             })?;
-            let provider = SdkMeterProvider::builder()
-                .with_periodic_exporter(Tapped {
+            let pipe = MetricPipe::new(
+                Tapped {
                     inner: exporter,
                     failure: metric_failure.clone(),
                     secrets: crate::secrets::Secrets::default(),
-                })
+                },
+                settings.batching,
+            );
+            let provider = SdkMeterProvider::builder()
+                .with_reader(pipe.reader())
                 .with_resource(resource)
                 .build();
             let instruments = Instruments::new(&provider.meter(SCOPE), &settings.names);
-            Some((provider, instruments))
+            Some((provider, instruments, pipe))
         } else {
             None
         };
         let carrier: HashMap<String, String> = settings.parent_context.iter().cloned().collect();
         let parent = TraceContextPropagator::new().extract(&carrier);
+        let (tracer, spans) = match tracer {
+            Some((provider, tracer, queue)) => (Some((provider, tracer)), Some(queue)),
+            None => (None, None),
+        };
+        let (meter, metrics) = match meter {
+            Some((provider, instruments, pipe)) => (Some((provider, instruments)), Some(pipe)),
+            None => (None, None),
+        };
         Ok(Otel {
             settings,
             status,
@@ -167,7 +193,11 @@ impl Otel {
             parent,
             state: Mutex::new(State::default()),
             joins: ToolJoins::default(),
-            child: false,
+            export: Some(Export {
+                spans,
+                metrics,
+                periodic: Mutex::new(Vec::new()),
+            }),
         })
     }
 
@@ -195,6 +225,16 @@ impl Extension for Otel {
     }
 
     fn start(&self) {
+        if let Some(export) = &self.export {
+            let started = [
+                export.spans.as_ref().and_then(SpanQueue::start),
+                export.metrics.as_ref().and_then(MetricPipe::start),
+            ];
+            export
+                .periodic
+                .lock_or_recover()
+                .extend(started.into_iter().flatten());
+        }
         let Some((_, tracer)) = &self.tracer else {
             return;
         };
@@ -508,52 +548,42 @@ impl Extension for Otel {
                 span.end();
             }
         }
-        if self.child {
-            // The parent flushes and shuts down the providers they share.
+        let Some(export) = &self.export else {
+            // The parent sends what its providers hold.
             return Box::pin(async { Vec::new() });
+        };
+        // The periodic tasks stop; an export of theirs on its way finishes first, since the
+        // final sends below wait for it.
+        for task in export.periodic.lock_or_recover().drain(..) {
+            task.abort();
         }
-        let tracer = self.tracer.as_ref().map(|(provider, _)| provider.clone());
-        let meter = self.meter.as_ref().map(|(provider, _)| provider.clone());
+        let spans = export.spans.clone();
+        let metrics = export.metrics.clone();
         let trace_failure = self.trace_failure.clone();
         let metric_failure = self.metric_failure.clone();
         Box::pin(async move {
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::spawn(move || {
-                let traces = std::thread::spawn(move || {
-                    tracer.map(|p| p.shutdown_with_timeout(FLUSH_LIMIT))
-                });
-                let metrics = meter.map(|p| p.shutdown_with_timeout(FLUSH_LIMIT));
-                let traces = traces.join().ok().flatten();
-                let _ = tx.send((traces, metrics));
-            });
-            let waited = tokio::task::spawn_blocking(move || rx.recv_timeout(FLUSH_LIMIT)).await;
-            let mut warnings = Vec::new();
-            match waited {
-                Ok(Ok((_, metrics))) => {
-                    let traces = trace_failure.take();
-                    if let Some(err) = traces {
-                        warnings.push(StatusLine::Warning(format!(
-                            "telemetry: could not deliver traces to the collector: {err}"
-                        )));
+            let sent = tokio::time::timeout(FLUSH_LIMIT, async {
+                let spans = async {
+                    if let Some(queue) = &spans {
+                        queue.send_waiting().await;
                     }
-                    let export_failure = metric_failure.take();
-                    let metrics = match (export_failure, metrics) {
-                        (Some(err), _) => Some(err),
-                        (None, Some(Err(err))) => Some(err.to_string()),
-                        _ => None,
-                    };
-                    if let Some(err) = metrics {
-                        warnings.push(StatusLine::Warning(format!(
-                            "telemetry: could not deliver metrics to the collector: {err}"
-                        )));
+                };
+                let metrics = async {
+                    match &metrics {
+                        Some(pipe) => pipe.send().await,
+                        None => Ok(()),
                     }
-                }
-                _ => warnings.push(StatusLine::Warning(format!(
-                    "telemetry: the collector did not take the data within {} s; it was dropped",
-                    FLUSH_LIMIT.as_secs()
-                ))),
-            }
-            warnings
+                };
+                tokio::join!(spans, metrics).1
+            })
+            .await;
+            let dropped = spans.as_ref().map_or(0, SpanQueue::dropped);
+            delivery_warnings(
+                sent.ok(),
+                dropped,
+                trace_failure.take(),
+                metric_failure.take(),
+            )
         })
     }
 }

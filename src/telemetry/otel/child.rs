@@ -54,7 +54,7 @@ impl Otel {
             parent,
             state: Mutex::new(State::default()),
             joins: ToolJoins::default(),
-            child: true,
+            export: None,
         })
     }
 }
