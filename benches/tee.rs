@@ -1,17 +1,25 @@
 //! `cargo bench --bench tee`: what the Dynamo tool-event tee costs.
 //!
 //! 1. Per event, in process: encoding a record to msgpack, and handing it to the relay.
-//! 2. Per run: the release binary replays a 10-turn, 30-tool-call task three ways, runs
-//!    interleaved so machine noise falls on all alike: tee off; tee on with a ZeroMQ PULL peer
-//!    listening (in this process); tee on with nobody listening. Reported as ratios to "off".
+//! 2. Per run: the release binary replays a 10-turn, 30-tool-call task (no session file) three
+//!    ways, one of each per round so machine noise falls on all alike: tee off; tee on with a
+//!    ZeroMQ PULL peer listening (in this process); tee on with nobody listening. Reported as
+//!    the median of the per-round ratios to "off", for wall time and for CPU time (user plus
+//!    system, from `wait4` in a launcher process), beside the targets.
 //!
-//! `BENCH_RUNS` (default 20) sets the runs per mode.
+//! `BENCH_RUNS` (default 20) sets the rounds.
 
 // A benchmark stops on any failure; unwrapping is how it says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/launcher.rs"]
+mod launcher;
+#[path = "support/runs.rs"]
+mod runs;
+
+use launcher::{Cmd, Launcher, Sample};
 
 use serde_json::json;
 use worker::dynamo::identity::AgentIdentity;
@@ -102,35 +110,28 @@ fn fixture(dir: &std::path::Path) -> String {
     format!("replay/{}", path.display())
 }
 
-fn run(worker: &str, dir: &std::path::Path, model: &str, endpoint: Option<&str>) -> Duration {
-    let mut cmd = Command::new(worker);
-    cmd.args(["run", "--model", model, "--no-context-files"])
-        .env_clear()
+/// The replayed run in `dir`, teeing to `endpoint` when given.
+fn run(launcher: &Launcher, dir: &std::path::Path, model: &str, endpoint: Option<&str>) -> Sample {
+    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_worker"))
+        .args(["run", "--model", model, "--no-context-files", "--no-session"])
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .cwd(dir)
+        .stdin("look around");
     if let Some(endpoint) = endpoint {
-        cmd.env("DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT", endpoint);
+        cmd = cmd.env("DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT", endpoint);
     }
-    let started = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    {
-        use std::io::Write;
-        let _ = child.stdin.take().unwrap().write_all(b"look around");
-    }
-    let status = child.wait().unwrap();
-    assert!(status.success(), "the replayed run failed");
-    started.elapsed()
+    let sample = launcher.run(&cmd);
+    assert_eq!(sample.code, 0, "the replayed run failed");
+    sample
 }
 
-fn median(mut v: Vec<Duration>) -> f64 {
-    v.sort();
-    v[v.len() / 2].as_secs_f64() * 1000.0
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
 }
 
 fn main() {
+    // First, while this process is small: the launcher's children inherit nothing of it.
+    let launcher = Launcher::start();
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -162,33 +163,54 @@ fn main() {
     let no_peer = format!("tcp://{}", free.local_addr().unwrap());
     drop(free);
 
-    let worker = env!("CARGO_BIN_EXE_worker");
     let dir = tempfile::tempdir().unwrap();
     let model = fixture(dir.path());
     for _ in 0..3 {
-        run(worker, dir.path(), &model, None);
+        run(&launcher, dir.path(), &model, None);
     }
-    let (mut off, mut with_peer, mut without_peer) = (Vec::new(), Vec::new(), Vec::new());
+    let modes: [(&str, Option<&str>, Option<(f64, f64)>); 3] = [
+        ("tee off", None, None),
+        ("tee on, peer listening", Some(&peer_endpoint), Some((1.02, 1.05))),
+        ("tee on, no peer", Some(&no_peer), None),
+    ];
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
     for _ in 0..runs {
-        off.push(run(worker, dir.path(), &model, None));
-        with_peer.push(run(worker, dir.path(), &model, Some(&peer_endpoint)));
-        without_peer.push(run(worker, dir.path(), &model, Some(&no_peer)));
+        for (mode, (_, endpoint, _)) in modes.iter().enumerate() {
+            samples[mode].push(run(&launcher, dir.path(), &model, *endpoint));
+        }
     }
-    let (off, with_peer, without_peer) = (median(off), median(with_peer), median(without_peer));
-    println!("\nreplayed 10-turn run with 30 tool calls (60 events), median of {runs}:");
-    println!("  {:<28} {:>8.2} ms   1.000x", "tee off", off);
+    let ratio = |mode: usize, of: fn(&Sample) -> Duration| {
+        runs::median(
+            samples[mode]
+                .iter()
+                .zip(&samples[0])
+                .map(|(run, off)| ms(of(run)) / ms(of(off)))
+                .collect(),
+        )
+    };
+    let wall = |sample: &Sample| sample.wall;
+    let cpu = |sample: &Sample| sample.cpu();
     println!(
-        "  {:<28} {:>8.2} ms   {:.3}x",
-        "tee on, peer listening",
-        with_peer,
-        with_peer / off
+        "\nreplayed 10-turn run with 30 tool calls (60 events), {runs} rounds; medians, and the median of per-round ratios to \"tee off\" [target]:"
     );
-    println!(
-        "  {:<28} {:>8.2} ms   {:.3}x",
-        "tee on, no peer",
-        without_peer,
-        without_peer / off
-    );
+    for (mode, (label, _, target)) in modes.iter().enumerate() {
+        let median_of = |of: fn(&Sample) -> Duration| {
+            runs::median(samples[mode].iter().map(|s| ms(of(s))).collect())
+        };
+        let shown = |value: f64, limit: Option<f64>, below: bool| match limit {
+            Some(limit) if below => format!("{value:.3}x [< {limit}x]"),
+            Some(limit) => format!("{value:.3}x [<= {limit}x]"),
+            None => format!("{value:.3}x"),
+        };
+        println!(
+            "  {:<24} wall {:>6.2} ms {:<18} CPU {:>6.2} ms {}",
+            label,
+            median_of(wall),
+            shown(ratio(mode, wall), target.map(|t| t.0), true),
+            median_of(cpu),
+            shown(ratio(mode, cpu), target.map(|t| t.1), false),
+        );
+    }
     println!(
         "  events received by the peer: {}",
         received.load(std::sync::atomic::Ordering::Relaxed)

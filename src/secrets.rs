@@ -86,6 +86,15 @@ impl Secrets {
         self.values.read_or_recover().is_empty()
     }
 
+    /// Whether some secret occurs in `bytes`. When none does, redacting any text stored
+    /// verbatim inside them (a JSON string without escapes, a msgpack string) changes nothing.
+    pub fn occur_in(&self, bytes: &[u8]) -> bool {
+        let values = self.values.read_or_recover();
+        values
+            .iter()
+            .any(|secret| memchr::memmem::find(bytes, secret.as_bytes()).is_some())
+    }
+
     /// `text` with every secret replaced by [`REDACTED`]; borrowed when nothing was replaced.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let values = self.values.read_or_recover();

@@ -279,18 +279,18 @@ impl DynamoBridge {
             return;
         };
         let tool = &tool.for_ingest();
-        let record = match self.protocol.for_tool_records() {
-            Some(Resolved::Agent) => records::redacted(
+        let payload = match self.protocol.for_tool_records() {
+            Some(Resolved::Agent) => records::redacted_msgpack(
                 &AgentTraceRecord::tool(event_type, time, identity, tool),
                 &self.secrets,
             ),
-            Some(Resolved::Request) => records::redacted(
+            Some(Resolved::Request) => records::redacted_msgpack(
                 &RequestTraceIngress::tool(event_type, time, identity, tool),
                 &self.secrets,
             ),
             None => return,
         };
-        if let Some(Ok(payload)) = record.as_ref().map(records::to_msgpack) {
+        if let Some(payload) = payload {
             relay.publish(payload);
         }
     }

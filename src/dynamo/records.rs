@@ -249,6 +249,18 @@ pub fn redacted<T: Serialize>(record: &T, secrets: &Secrets) -> Option<serde_jso
     Some(value)
 }
 
+/// `record` as msgpack ([`to_msgpack`]) with every string redacted, as [`redacted`] would
+/// make it. Most records hold no secret: their bytes, encoded directly, are checked for every
+/// secret (a msgpack string is its UTF-8 bytes, verbatim), and only a record that holds one
+/// goes the long way round through a JSON value.
+pub fn redacted_msgpack<T: Serialize>(record: &T, secrets: &Secrets) -> Option<Vec<u8>> {
+    let bytes = to_msgpack(record).ok()?;
+    if !secrets.occur_in(&bytes) {
+        return Some(bytes);
+    }
+    to_msgpack(&redacted(record, secrets)?).ok()
+}
+
 /// The tool's family: its name up to the first `---` or `/` (`mcp/server.tool` → `mcp`).
 pub fn tool_class(name: &str) -> String {
     let head = name.split("---").next().unwrap_or(name);

@@ -148,3 +148,13 @@ mod props {
         }
     }
 }
+
+#[test]
+fn a_secret_occurs_in_bytes_only_where_it_is_whole() {
+    let secrets = Secrets::from_values(["s3cret-token".to_string(), "other-value".to_string()]);
+    assert!(secrets.occur_in(b"xx s3cret-token yy"));
+    assert!(secrets.occur_in(b"\xa5other-value"));
+    assert!(!secrets.occur_in(b"s3cret-toke other-valu"));
+    assert!(!secrets.occur_in(b""));
+    assert!(!Secrets::default().occur_in(b"s3cret-token"));
+}

@@ -133,3 +133,43 @@ fn a_redacted_record_encodes_to_the_records_own_bytes() {
         "[REDACTED]"
     );
 }
+
+#[test]
+fn the_direct_encoding_is_what_the_long_way_gives_and_a_secret_still_goes() {
+    let id = identity(Some("p"));
+    let mut tool = end_event();
+    let secrets = Secrets::from_values(["call-id-secret".to_string()]);
+    for record in [
+        to_msgpack(&AgentTraceRecord::tool(EventType::ToolEnd, 1005, &id, &tool)),
+        to_msgpack(&RequestTraceIngress::tool(EventType::ToolStart, 1005, &id, &tool)),
+    ] {
+        assert!(!secrets.occur_in(&record.unwrap()));
+    }
+    let record = AgentTraceRecord::tool(EventType::ToolEnd, 1005, &id, &tool);
+    let long_way = redacted(&record, &secrets).map(|value| to_msgpack(&value).unwrap());
+    assert_eq!(redacted_msgpack(&record, &secrets), long_way);
+    assert_eq!(
+        redacted_msgpack(&record, &Secrets::default()),
+        Some(to_msgpack(&record).unwrap())
+    );
+
+    tool.tool_call_id = "call-id-secret".into();
+    for payload in [
+        redacted_msgpack(
+            &AgentTraceRecord::tool(EventType::ToolEnd, 1005, &id, &tool),
+            &secrets,
+        ),
+        redacted_msgpack(
+            &RequestTraceIngress::tool(EventType::ToolEnd, 1005, &id, &tool),
+            &secrets,
+        ),
+    ] {
+        let payload = payload.unwrap();
+        assert!(!secrets.occur_in(&payload));
+        assert!(
+            payload
+                .windows(b"[REDACTED]".len())
+                .any(|w| w == b"[REDACTED]")
+        );
+    }
+}
