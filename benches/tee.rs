@@ -113,7 +113,13 @@ fn fixture(dir: &std::path::Path) -> String {
 /// The replayed run in `dir`, teeing to `endpoint` when given.
 fn run(launcher: &Launcher, dir: &std::path::Path, model: &str, endpoint: Option<&str>) -> Sample {
     let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_worker"))
-        .args(["run", "--model", model, "--no-context-files", "--no-session"])
+        .args([
+            "run",
+            "--model",
+            model,
+            "--no-context-files",
+            "--no-session",
+        ])
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .cwd(dir)
         .stdin("look around");
@@ -124,6 +130,9 @@ fn run(launcher: &Launcher, dir: &std::path::Path, model: &str, endpoint: Option
     assert_eq!(sample.code, 0, "the replayed run failed");
     sample
 }
+
+/// A way to run: its label, the tee endpoint, and the targets (wall, CPU) of its ratios.
+type Mode<'a> = (&'a str, Option<&'a str>, Option<(f64, f64)>);
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
@@ -168,9 +177,13 @@ fn main() {
     for _ in 0..3 {
         run(&launcher, dir.path(), &model, None);
     }
-    let modes: [(&str, Option<&str>, Option<(f64, f64)>); 3] = [
+    let modes: [Mode; 3] = [
         ("tee off", None, None),
-        ("tee on, peer listening", Some(&peer_endpoint), Some((1.02, 1.05))),
+        (
+            "tee on, peer listening",
+            Some(&peer_endpoint),
+            Some((1.02, 1.05)),
+        ),
         ("tee on, no peer", Some(&no_peer), None),
     ];
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];

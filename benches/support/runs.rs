@@ -1,5 +1,6 @@
 //! What the benchmarks that run worker against the scripted server share: the command line
 //! and the median.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;

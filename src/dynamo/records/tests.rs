@@ -140,8 +140,18 @@ fn the_direct_encoding_is_what_the_long_way_gives_and_a_secret_still_goes() {
     let mut tool = end_event();
     let secrets = Secrets::from_values(["call-id-secret".to_string()]);
     for record in [
-        to_msgpack(&AgentTraceRecord::tool(EventType::ToolEnd, 1005, &id, &tool)),
-        to_msgpack(&RequestTraceIngress::tool(EventType::ToolStart, 1005, &id, &tool)),
+        to_msgpack(&AgentTraceRecord::tool(
+            EventType::ToolEnd,
+            1005,
+            &id,
+            &tool,
+        )),
+        to_msgpack(&RequestTraceIngress::tool(
+            EventType::ToolStart,
+            1005,
+            &id,
+            &tool,
+        )),
     ] {
         assert!(!secrets.occur_in(&record.unwrap()));
     }
