@@ -111,6 +111,11 @@ impl RecordedResponse {
         if let Some(body) = &self.body {
             return body.clone();
         }
+        self.events_as_body()
+    }
+
+    /// `events` as the SSE body they stand for.
+    fn events_as_body(&self) -> String {
         let mut out = String::new();
         for event in self.events.iter().flatten() {
             let data = match event {
@@ -244,10 +249,21 @@ impl Fixture {
                     line: index + 1,
                 });
             }
-            exchanges.push(exchange);
+            exchanges.push(compact(exchange));
         }
         Ok(Fixture { header, exchanges })
     }
+}
+
+/// `exchange` with its `events` turned into the body they stand for: a parsed event holds
+/// several times its text's bytes, for every turn of a long fixture, for the whole replay.
+fn compact(mut exchange: Exchange) -> Exchange {
+    let response = &mut exchange.response;
+    if response.body.is_none() && response.events.is_some() {
+        response.body = Some(response.events_as_body());
+    }
+    response.events = None;
+    exchange
 }
 
 /// Answers each request with the next recorded response.
