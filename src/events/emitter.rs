@@ -1,7 +1,9 @@
 //! Writing events: envelope, serialization, one write and flush per line.
 //!
 //! The emitter is shared by the agent loop and concurrently running tools, so it lives behind
-//! a mutex and every call writes one whole line: lines never interleave. When the sink fails
+//! a mutex and every call writes one whole line: lines never interleave. A line longer than
+//! [`PART_BYTES`] (`agent_end` carries the whole conversation) goes to stdout in parts as it
+//! is serialized, redacted as a stream, so the emitter never holds it whole. When the sink fails
 //! (the reader closed stdout), the emitter goes quiet and fires its close hook once so the run
 //! can stop; it never panics and never retries a dead sink.
 
@@ -20,6 +22,18 @@ use crate::sync::LockExt;
 pub trait EventSink: Send {
     /// An error means the reader is gone; the emitter stops writing after the first one.
     fn write_line(&mut self, line: &[u8]) -> io::Result<()>;
+
+    /// Whether the sink takes a long line in parts ([`EventSink::write_part`]), so that the
+    /// emitter need not hold it whole: `agent_end` carries the whole conversation.
+    fn takes_parts(&self) -> bool {
+        false
+    }
+
+    /// Writes the next part of a line; the line's last part ends with `\n`. Only called when
+    /// [`EventSink::takes_parts`] says so.
+    fn write_part(&mut self, part: &[u8]) -> io::Result<()> {
+        self.write_line(part)
+    }
 }
 
 /// Process stdout, flushed after every line so a reader sees each event as it happens.
@@ -32,7 +46,23 @@ impl EventSink for StdoutSink {
         out.write_all(line)?;
         out.flush()
     }
+
+    fn takes_parts(&self) -> bool {
+        true
+    }
+
+    fn write_part(&mut self, part: &[u8]) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(part)?;
+        if part.ends_with(b"\n") {
+            out.flush()?;
+        }
+        Ok(())
+    }
 }
+
+/// A line longer than this goes to a sink that takes parts in parts of about this size.
+const PART_BYTES: usize = 64 * 1024;
 
 /// Keeps lines in memory; clones share the same buffer (for in-process callers and tests).
 #[derive(Debug, Clone, Default)]
@@ -86,17 +116,30 @@ impl Inner {
             return;
         }
         self.line.clear();
+        let written = if !self.retain && self.sink.takes_parts() {
+            self.write_in_parts(record)
+        } else {
+            self.write_whole(record)
+        };
+        if self.line.capacity() > 4 * PART_BYTES {
+            // One long line does not keep its buffer for the rest of the run.
+            self.line = Vec::with_capacity(1024);
+        }
+        if written.is_err() {
+            self.closed = true;
+            if let Some(hook) = self.on_close.take() {
+                hook();
+            }
+        }
+    }
+
+    fn write_whole<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
         // Every event type is plain data; a serialization failure would be a bug, and losing
         // one line is better than losing the run.
         if serde_json::to_writer(&mut self.line, record).is_err() {
-            return;
+            return Ok(());
         }
-        if !self.secrets.is_empty()
-            && let Ok(text) = std::str::from_utf8(&self.line)
-            && let std::borrow::Cow::Owned(clean) = self.secrets.redact(text)
-        {
-            self.line = clean.into_bytes();
-        }
+        self.redact_line();
         if self.retain
             && let Ok(value) = serde_json::from_slice(&self.line)
         {
@@ -104,12 +147,77 @@ impl Inner {
         }
         self.line.push(b'\n');
         self.last_write = Instant::now();
-        if self.sink.write_line(&self.line).is_err() {
-            self.closed = true;
-            if let Some(hook) = self.on_close.take() {
-                hook();
+        self.sink.write_line(&self.line)
+    }
+
+    /// Redacts the line held whole.
+    fn redact_line(&mut self) {
+        if !self.secrets.is_empty()
+            && let Ok(text) = std::str::from_utf8(&self.line)
+            && let std::borrow::Cow::Owned(clean) = self.secrets.redact(text)
+        {
+            self.line = clean.into_bytes();
+        }
+    }
+
+    /// A line of up to [`PART_BYTES`] is written whole, as by [`Inner::write_whole`]; a longer
+    /// one leaves in parts as it is serialized, redacted as a stream (a secret split between
+    /// two parts is still found).
+    fn write_in_parts<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
+        let mut parts = Parts {
+            sink: &mut *self.sink,
+            secrets: &self.secrets,
+            line: &mut self.line,
+            redactor: None,
+        };
+        let serialized = serde_json::to_writer(&mut parts, record);
+        let Parts { redactor, .. } = parts;
+        self.last_write = Instant::now();
+        match (serialized, redactor) {
+            // The line has not started: it is dropped, as a whole one would be.
+            (Err(err), None) if err.io_error_kind().is_none() => Ok(()),
+            // The sink failed under a part.
+            (Err(err), _) if err.io_error_kind().is_some() => Err(err.into()),
+            (_, None) => {
+                self.redact_line();
+                self.line.push(b'\n');
+                self.sink.write_part(&self.line)
+            }
+            (_, Some(mut redactor)) => {
+                let mut rest = redactor.push_bytes(&self.secrets, &self.line);
+                rest.extend(redactor.flush_bytes(&self.secrets));
+                rest.push(b'\n');
+                self.line.clear();
+                self.sink.write_part(&rest)
             }
         }
+    }
+}
+
+/// A line on its way to a sink that takes parts: it collects in `line`, and whenever that
+/// holds [`PART_BYTES`], what the redactor shows of it is written.
+struct Parts<'a> {
+    sink: &'a mut dyn EventSink,
+    secrets: &'a Secrets,
+    line: &'a mut Vec<u8>,
+    /// Set once the first part has left.
+    redactor: Option<crate::secrets::StreamRedactor>,
+}
+
+impl Write for Parts<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.line.extend_from_slice(bytes);
+        if self.line.len() >= PART_BYTES {
+            let redactor = self.redactor.get_or_insert_with(Default::default);
+            let shown = redactor.push_bytes(self.secrets, self.line);
+            self.line.clear();
+            self.sink.write_part(&shown)?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

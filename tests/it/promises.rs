@@ -1,7 +1,8 @@
 //! Promises of the README that no other test pinned, each through the binary and each with a
 //! test that fails when the promise breaks: the sandbox's hidden paths refuse writes as well as
 //! reads; `--max-cost` stops a run; compaction cuts old tool results for the summarizer; the
-//! `--output-last-message` file and the ZeroMQ tool events are redacted; a sandbox that cannot
+//! `--output-last-message` file and the ZeroMQ tool events are redacted; a long `agent_end` is
+//! one whole line, redacted throughout; a sandbox that cannot
 //! be set up never runs the command; the sandbox's file-size cap; `--auth-file` and the App
 //! key are hidden from commands; read-only calls of one message run concurrently.
 
@@ -197,6 +198,43 @@ fn the_output_last_message_file_is_redacted() {
         std::fs::read_to_string(&out).unwrap(),
         "The key is [REDACTED], as asked."
     );
+}
+
+#[test]
+fn a_long_agent_end_is_one_whole_line_redacted_throughout() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "dynamo-key-8e2d4a6c1f";
+    // Each read returns 20 KB holding the key 400 times: the conversation, and so the
+    // `agent_end` line that carries it, is several times the size the emitter writes at once.
+    let line = format!("a line that names {key} in passing\n");
+    std::fs::write(dir.path().join("notes.txt"), line.repeat(400)).unwrap();
+    let mut replies: Vec<_> = (0..12)
+        .map(|i| call(&format!("r{i}"), "read", r#"{"path":"notes.txt"}"#))
+        .collect();
+    replies.push(answer("read"));
+    let mock = MockLlm::start(replies);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/m", "--no-session"],
+        "q",
+        &[("DYNAMO_BASE_URL", &mock.url), ("DYNAMO_API_KEY", key)],
+    );
+    run.assert_code(0);
+    assert!(!run.stdout.contains(key));
+    let end_line = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with(r#"{"type":"agent_end""#))
+        .unwrap();
+    assert!(end_line.len() > 2 * 64 * 1024, "{} bytes", end_line.len());
+    let end: Value = serde_json::from_str(end_line).unwrap();
+    assert_eq!(end["messages"].as_array().unwrap().len(), 26);
+    // Every one of the 12 x 400 mentions is there, redacted, in the tool results it carries.
+    assert_eq!(
+        end_line.matches("names [REDACTED] in passing").count(),
+        4800
+    );
+    assert_eq!(run.last()["type"], "usage_snapshot");
 }
 
 #[test]
