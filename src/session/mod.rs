@@ -319,9 +319,11 @@ type Done = std::sync::mpsc::Receiver<Result<(), String>>;
 /// disk unless it must. Each job answers on a channel of its own.
 struct Syncer {
     requests: std::sync::mpsc::Sender<std::sync::mpsc::Sender<Result<(), String>>>,
-    /// The jobs asked for and not yet waited for (in a mutex only because a receiver cannot
+    /// The jobs asked for and not yet seen to end (in a mutex only because a receiver cannot
     /// be shared between threads, which the run's future must allow).
     pending: std::sync::Mutex<Vec<Done>>,
+    /// The first failure of a job seen to end before [`Syncer::wait`] asked for it.
+    failed: Option<String>,
 }
 
 impl Syncer {
@@ -347,7 +349,11 @@ impl Syncer {
                     }
                 }
             })?;
-        Ok(Syncer { requests, pending })
+        Ok(Syncer {
+            requests,
+            pending,
+            failed: None,
+        })
     }
 
     fn pending(&mut self) -> &mut Vec<Done> {
@@ -361,8 +367,30 @@ impl Syncer {
         self.requests
             .send(done)
             .map_err(|_| std::io::Error::other("the session sync thread has ended"))?;
+        self.settle_ended();
         self.pending().push(answer);
         Ok(())
+    }
+
+    /// Lets go of the jobs that have ended, keeping the first failure: a run whose turns
+    /// never wait (read-only tools) would otherwise hold one channel a turn.
+    fn settle_ended(&mut self) {
+        let mut failure = None;
+        self.pending().retain(|answer| match answer.try_recv() {
+            Ok(Ok(())) => false,
+            Ok(Err(error)) => {
+                failure.get_or_insert(error);
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                failure.get_or_insert_with(|| "the session sync thread has ended".to_string());
+                false
+            }
+        });
+        if let Some(error) = failure {
+            self.failed.get_or_insert(error);
+        }
     }
 
     /// Waits for every job asked for, at most [`SYNC_LIMIT`] in all: a disk that does not
@@ -370,7 +398,7 @@ impl Syncer {
     /// returned.
     fn wait(&mut self) -> std::io::Result<()> {
         let deadline = std::time::Instant::now() + SYNC_LIMIT;
-        let mut first_error = None;
+        let mut first_error = self.failed.take();
         for answer in self.pending().drain(..) {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             let error = match answer.recv_timeout(left) {
