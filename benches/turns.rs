@@ -1,13 +1,15 @@
 //! `cargo bench --bench turns`: what a turn costs as a run grows long. Replayed runs (no
 //! server: only worker's own work is timed) of turns that each `read` a small file: the time a
-//! turn adds around turns 10, 100 and 1,000 (the difference between runs 50 turns apart,
-//! divided by 50, median of the rounds) and the peak RSS of runs of 10, 100 and 1,000 turns
-//! (GNU time), with and without the session file. A run whose turns cost the same at 1,000 as
+//! turn adds around turns 10, 100 and 1,000 (the difference between runs 200 turns apart,
+//! divided by 200, median of the rounds; CPU time, user plus system, which scheduling noise
+//! on a shared machine disturbs less than wall time, and wall time beside it) and the peak
+//! RSS of runs of 10, 100 and 1,000 turns, with and without the session file; every run is
+//! measured by the launcher (`support/launcher.rs`). A run whose turns cost the same at 1,000 as
 //! at 10 has a flat first column. Then the memory a turn adds between the middle run and the
 //! longest, against the conversation's own bytes a turn adds (its session file, as written).
 //!
 //! `BENCH_TURNS` sets the longest run (default 1000; the others are a tenth and a hundredth),
-//! `BENCH_RUNS` the rounds (default 5).
+//! `BENCH_RUNS` the rounds (default 9).
 
 // A benchmark stops on any failure; unwrapping is how it says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -15,12 +17,19 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+
+#[path = "support/launcher.rs"]
+mod launcher;
+#[path = "support/runs.rs"]
+mod runs;
+
+use launcher::{Cmd, Launcher};
+use runs::median;
 
 use serde_json::json;
 
 /// Turns between the two runs whose difference is a point's time per turn.
-const WINDOW: usize = 50;
+const WINDOW: usize = 200;
 
 /// A fixture of `turns` `read` calls, then a final answer.
 fn fixture(path: &Path, turns: usize) {
@@ -43,50 +52,34 @@ fn fixture(path: &Path, turns: usize) {
     writeln!(out, "{reply}").unwrap();
 }
 
-/// One replayed run of `fixture` under GNU time: wall milliseconds and peak RSS in MiB. (GNU
-/// time forks from a small process; a child spawned from this one would count this
-/// process's peak RSS as its own.)
-fn run(dir: &Path, fixture: &Path, session: bool) -> (f64, f64) {
-    let report = dir.join("time.txt");
-    let mut cmd = Command::new("/usr/bin/time");
-    cmd.args(["-f", "%M", "-o"])
-        .arg(&report)
-        .arg(env!("CARGO_BIN_EXE_worker"))
+/// One replayed run of `fixture`, from the launcher: its wall and CPU time (user plus system)
+/// in milliseconds, and its peak RSS in MiB.
+fn run(launcher: &Launcher, dir: &Path, fixture: &Path, session: bool) -> (f64, f64, f64) {
+    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_worker"))
         .args(["run", "--no-context-files", "--model"])
-        .arg(format!("replay/{}", fixture.display()));
-    if session {
-        cmd.arg("--session-dir").arg(dir.join("sessions"));
+        .arg(format!("replay/{}", fixture.display()))
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .cwd(dir)
+        .stdin("go");
+    cmd = if session {
+        cmd.arg("--session-dir")
+            .arg(dir.join("sessions").display().to_string())
     } else {
-        cmd.arg("--no-session");
-    }
-    let started = Instant::now();
-    let mut child = cmd
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn /usr/bin/time (package time)");
-    child.stdin.take().unwrap().write_all(b"go").unwrap();
-    assert!(child.wait().unwrap().success(), "the run failed");
-    let wall = started.elapsed().as_secs_f64() * 1000.0;
-    let kib: f64 = std::fs::read_to_string(&report)
-        .unwrap()
-        .trim()
-        .lines()
-        .last()
-        .unwrap()
-        .parse()
-        .unwrap();
-    (wall, kib / 1024.0)
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+        cmd.arg("--no-session")
+    };
+    let sample = launcher.run(&cmd);
+    assert_eq!(sample.code, 0, "the run failed");
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    (
+        ms(sample.wall),
+        ms(sample.cpu()),
+        sample.max_rss_kib as f64 / 1024.0,
+    )
 }
 
 fn main() {
+    // First, while this process is small: see the launcher.
+    let launcher = Launcher::start();
     let longest: usize = std::env::var("BENCH_TURNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -95,7 +88,7 @@ fn main() {
     let rounds: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5)
+        .unwrap_or(9)
         .max(1);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "a short note\n".repeat(8)).unwrap();
@@ -121,27 +114,26 @@ fn main() {
         };
         println!("{label}:");
         println!(
-            "  {:>6} {:>20} {:>12}",
-            "turn", "ms a turn adds", "peak RSS"
+            "  {:>6} {:>32} {:>14} {:>10}",
+            "turn", "CPU ms a turn adds", "wall ms", "peak RSS"
         );
         let mut base = None;
         let mut peaks = Vec::new();
         for (turns, [short, long]) in points.iter().zip(&fixtures) {
-            let mut per_turn = Vec::new();
-            let mut rss = Vec::new();
+            let (mut cpu, mut wall, mut rss) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..rounds {
-                let (before, kib) = run(dir.path(), short, session);
-                let (after, _) = run(dir.path(), long, session);
-                per_turn.push((after - before) / WINDOW as f64);
+                let (wall_before, cpu_before, kib) = run(&launcher, dir.path(), short, session);
+                let (wall_after, cpu_after, _) = run(&launcher, dir.path(), long, session);
+                cpu.push((cpu_after - cpu_before) / WINDOW as f64);
+                wall.push((wall_after - wall_before) / WINDOW as f64);
                 rss.push(kib);
             }
-            let per_turn = median(per_turn);
-            let base = *base.get_or_insert(per_turn);
-            let rss = median(rss);
+            let (cpu, wall, rss) = (median(cpu), median(wall), median(rss));
+            let base = *base.get_or_insert(cpu);
             peaks.push(rss);
             println!(
-                "  {turns:>6} {per_turn:>10.3} ({:>5.2}x, target <= 1.2x) {rss:>8.1} MiB",
-                per_turn / base,
+                "  {turns:>6} {cpu:>10.3} ({:>5.2}x, target <= 1.2x) {wall:>14.3} {rss:>6.1} MiB",
+                cpu / base,
             );
         }
         if !session {
