@@ -1,9 +1,10 @@
 //! Writing events: envelope, serialization, one write and flush per line.
 //!
 //! The emitter is shared by the agent loop and concurrently running tools, so it lives behind
-//! a mutex and every call writes one whole line: lines never interleave. A line longer than
-//! [`PART_BYTES`] (`agent_end` carries the whole conversation) goes to stdout in parts as it
-//! is serialized, redacted as a stream, so the emitter never holds it whole. When the sink fails
+//! a mutex and every call writes one whole line: lines never interleave. `agent_end` carries
+//! the whole conversation: when longer than [`PART_BYTES`] it goes to stdout in parts as it is
+//! serialized, redacted as a stream, so the emitter never holds it whole. (Every other line is
+//! serialized straight into one buffer, the fastest way serde_json writes.) When the sink fails
 //! (the reader closed stdout), the emitter goes quiet and fires its close hook once so the run
 //! can stop; it never panics and never retries a dead sink.
 
@@ -61,7 +62,8 @@ impl EventSink for StdoutSink {
     }
 }
 
-/// A line longer than this goes to a sink that takes parts in parts of about this size.
+/// An `agent_end` line longer than this goes to a sink that takes parts in parts of about
+/// this size.
 const PART_BYTES: usize = 64 * 1024;
 
 /// Keeps lines in memory; clones share the same buffer (for in-process callers and tests).
@@ -111,12 +113,14 @@ struct Inner {
 }
 
 impl Inner {
-    fn write<T: Serialize>(&mut self, record: &T) {
+    /// Writes one line; `long`: the record may be far larger than any other (it carries the
+    /// whole conversation), so it may go in parts.
+    fn write<T: Serialize>(&mut self, record: &T, long: bool) {
         if self.closed {
             return;
         }
         self.line.clear();
-        let written = if !self.retain && self.sink.takes_parts() {
+        let written = if long && !self.retain && self.sink.takes_parts() {
             self.write_in_parts(record)
         } else {
             self.write_whole(record)
@@ -204,16 +208,33 @@ struct Parts<'a> {
     redactor: Option<crate::secrets::StreamRedactor>,
 }
 
+impl Parts<'_> {
+    #[cold]
+    #[inline(never)]
+    fn send_part(&mut self) -> io::Result<()> {
+        let redactor = self.redactor.get_or_insert_with(Default::default);
+        let shown = redactor.push_bytes(self.secrets, self.line);
+        self.line.clear();
+        self.sink.write_part(&shown)
+    }
+}
+
 impl Write for Parts<'_> {
+    // serde_json writes a line in many small pieces: each must cost what a push onto a
+    // `Vec` does.
+    #[inline]
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.write_all(bytes)?;
+        Ok(bytes.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.line.extend_from_slice(bytes);
         if self.line.len() >= PART_BYTES {
-            let redactor = self.redactor.get_or_insert_with(Default::default);
-            let shown = redactor.push_bytes(self.secrets, self.line);
-            self.line.clear();
-            self.sink.write_part(&shown)?;
+            self.send_part()?;
         }
-        Ok(bytes.len())
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -264,13 +285,14 @@ impl Emitter {
 
     /// Writes the header line, which carries no envelope.
     pub fn header(&self, header: &SessionHeader<'_>) {
-        self.inner.lock_or_recover().write(header);
+        self.inner.lock_or_recover().write(header, false);
     }
 
     /// Writes a line another run wrote (a child run's event, already enveloped), as it is;
     /// it is redacted again like every line.
     pub fn forward(&self, record: &Value) {
-        self.inner.lock_or_recover().write(record);
+        let long = record.get("type").and_then(Value::as_str) == Some("agent_end");
+        self.inner.lock_or_recover().write(record, long);
     }
 
     /// Writes one event line, with the session id as `sessionId` and the current time as
@@ -279,11 +301,15 @@ impl Emitter {
         let mut inner = self.inner.lock_or_recover();
         // Stamped under the lock so timestamps never go backwards down the stream.
         let timestamp = now_rfc3339();
-        inner.write(&Envelope {
-            event,
-            session_id: &self.session_id,
-            timestamp: &timestamp,
-        });
+        let long = matches!(event, Event::AgentEnd { .. });
+        inner.write(
+            &Envelope {
+                event,
+                session_id: &self.session_id,
+                timestamp: &timestamp,
+            },
+            long,
+        );
     }
 
     /// How long it has been since the last line was written.

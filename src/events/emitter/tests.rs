@@ -44,16 +44,19 @@ fn a_failed_sink_fires_the_close_hook_once_and_goes_quiet() {
     assert_eq!(fired.load(Ordering::SeqCst), 1);
 }
 
-/// Takes lines in parts, keeping each part as written; fails from the `fail_at`-th part on.
+/// Takes lines in parts, keeping each write (a whole line or a part) as written, and how many
+/// were whole lines; fails from the `fail_at`-th write on.
 #[derive(Clone, Default)]
 struct PartSink {
     parts: Arc<Mutex<Vec<Vec<u8>>>>,
+    whole: Arc<AtomicUsize>,
     fail_at: Option<usize>,
 }
 
 impl EventSink for PartSink {
-    fn write_line(&mut self, _line: &[u8]) -> io::Result<()> {
-        panic!("a sink that takes parts is given parts");
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.whole.fetch_add(1, Ordering::SeqCst);
+        self.write_part(line)
     }
 
     fn takes_parts(&self) -> bool {
@@ -95,6 +98,8 @@ fn a_long_line_leaves_in_parts_that_add_up_to_the_whole_line_redacted() {
         json!({"type": "short", "text": secret}),
         json!({"type": "agent_end", "messages": items}),
         json!({"type": "after"}),
+        // Only `agent_end` goes in parts: any other line, however long, is written whole.
+        json!({"type": "tool_execution_end", "text": "x".repeat(3 * PART_BYTES)}),
     ];
     let sink = PartSink::default();
     let emitter = Emitter::new(Box::new(sink.clone()), "s", false);
@@ -103,14 +108,17 @@ fn a_long_line_leaves_in_parts_that_add_up_to_the_whole_line_redacted() {
         emitter.forward(record);
     }
     let parts = sink.parts.lock_or_recover().clone();
-    // The short lines go whole; the long one in parts of about PART_BYTES.
-    assert!(parts.len() > 5, "{} parts", parts.len());
+    // The short lines and the other long one go whole; agent_end in parts of about
+    // PART_BYTES.
+    assert_eq!(sink.whole.load(Ordering::SeqCst), 3);
+    assert!(parts.len() > 6, "{} parts", parts.len());
     assert_eq!(parts[0].last(), Some(&b'\n'));
     assert!(
-        parts[1..parts.len() - 2]
+        parts[1..parts.len() - 3]
             .iter()
             .all(|p| !p.contains(&b'\n'))
     );
+    assert_eq!(parts.last().map(Vec::len), Some(3 * PART_BYTES + 40));
     // (Redaction shortens a part.)
     assert!(parts[1].len() > PART_BYTES / 2 && parts[1].len() < 2 * PART_BYTES);
     let written: Vec<u8> = parts.concat();
