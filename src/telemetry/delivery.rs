@@ -61,8 +61,9 @@ pub(super) struct RecordingClient {
 /// connection pool).
 ///
 /// It is async and runs on the run's own runtime, like the export itself: the blocking
-/// client would start a runtime thread of its own. It is built at the first export, so a
-/// run's start never waits for it; for a plain `http` collector no CA certificate is loaded.
+/// client would start a runtime thread of its own. It is built by a task as the run starts
+/// (or at the first export, whichever comes first), so neither the run's first request nor
+/// its end waits for it; for a plain `http` collector no CA certificate is loaded.
 #[derive(Debug, Clone)]
 pub(super) struct SharedClient(Arc<ClientCell>);
 
@@ -81,6 +82,11 @@ impl SharedClient {
             tls,
             built: OnceLock::new(),
         }))
+    }
+
+    /// Builds the client now, if it is not built yet.
+    pub(super) fn build(&self) {
+        let _ = self.get();
     }
 
     /// The client, built now if need be.

@@ -76,6 +76,8 @@ pub(super) struct Otel {
 
 /// The parent run's export: its queues and the tasks that send periodically.
 struct Export {
+    /// The exporters' HTTP client, built while the run goes on rather than at its end.
+    client: SharedClient,
     spans: Option<SpanQueue<Tapped<opentelemetry_otlp::SpanExporter>>>,
     metrics: Option<MetricPipe<Tapped<opentelemetry_otlp::MetricExporter>>>,
     periodic: Mutex<Vec<tokio::task::AbortHandle>>,
@@ -109,6 +111,7 @@ impl Otel {
             .as_ref()
             .is_none_or(|endpoint| !endpoint.starts_with("http://"));
         let http = SharedClient::new(EXPORT_TIMEOUT, tls);
+        let http_client = http.clone();
         let trace_failure = Arc::new(Failure::default());
         let metric_failure = Arc::new(Failure::default());
         let tracer = if settings.traces {
@@ -194,6 +197,7 @@ impl Otel {
             state: Mutex::new(State::default()),
             joins: ToolJoins::default(),
             export: Some(Export {
+                client: http_client,
                 spans,
                 metrics,
                 periodic: Mutex::new(Vec::new()),
@@ -226,6 +230,8 @@ impl Extension for Otel {
 
     fn start(&self) {
         if let Some(export) = &self.export {
+            let client = export.client.clone();
+            tokio::spawn(async move { client.build() });
             let started = [
                 export.spans.as_ref().and_then(SpanQueue::start),
                 export.metrics.as_ref().and_then(MetricPipe::start),
