@@ -71,17 +71,10 @@ impl<E: SpanExporter + 'static> SpanQueue<E> {
         let runtime = Handle::try_current().ok()?;
         let runtime = self.0.runtime.get_or_init(|| runtime);
         let queue = self.clone();
-        let delay = self.0.batching.span_delay;
-        Some(
-            runtime
-                .spawn(async move {
-                    loop {
-                        tokio::time::sleep(delay).await;
-                        queue.send_waiting().await;
-                    }
-                })
-                .abort_handle(),
-        )
+        Some(every(runtime, self.0.batching.span_delay, move || {
+            let queue = queue.clone();
+            async move { queue.send_waiting().await }
+        }))
     }
 
     /// Sends every span waiting, a batch at a time, after any export on its way.
@@ -198,17 +191,12 @@ impl<E: PushMetricExporter + 'static> MetricPipe<E> {
     pub(super) fn start(&self) -> Option<AbortHandle> {
         let runtime = Handle::try_current().ok()?;
         let pipe = self.clone();
-        let interval = self.0.interval;
-        Some(
-            runtime
-                .spawn(async move {
-                    loop {
-                        tokio::time::sleep(interval).await;
-                        let _ = pipe.send().await;
-                    }
-                })
-                .abort_handle(),
-        )
+        Some(every(&runtime, self.0.interval, move || {
+            let pipe = pipe.clone();
+            async move {
+                let _ = pipe.send().await;
+            }
+        }))
     }
 
     /// Collects the metrics and sends them, after any export on its way. An export's own
@@ -219,6 +207,22 @@ impl<E: PushMetricExporter + 'static> MetricPipe<E> {
         self.0.reader.collect(&mut metrics)?;
         exporter.export(&metrics).await
     }
+}
+
+/// A task on `runtime` that runs `tick` every `period`, until aborted.
+fn every<F, T>(runtime: &Handle, period: Duration, tick: F) -> AbortHandle
+where
+    F: Fn() -> T + Send + 'static,
+    T: std::future::Future<Output = ()> + Send + 'static,
+{
+    runtime
+        .spawn(async move {
+            loop {
+                tokio::time::sleep(period).await;
+                tick().await;
+            }
+        })
+        .abort_handle()
 }
 
 /// [`MetricPipe`]'s reader, as the meter provider holds it.
