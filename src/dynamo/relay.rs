@@ -33,12 +33,8 @@ use crate::sync::LockExt;
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
 const RECONNECT_INTERVAL: Duration = Duration::from_millis(500);
 const SEND_TIMEOUT: Duration = Duration::from_millis(500);
-/// How often the end of a run asks the kernel whether the last bytes have left, once the
-/// first [`CONFIRM_SPIN`] of asking between other tasks has not seen them go.
+/// How often the end of a run asks the kernel whether the last bytes have left.
 const CONFIRM_POLL: Duration = Duration::from_millis(1);
-/// zmq.rs writes a message a moment after `send` returns, on another task: usually within
-/// microseconds, far less than the timer's millisecond, which a run's end would wait out.
-const CONFIRM_SPIN: Duration = Duration::from_micros(200);
 
 /// A record and its sequence number, on its way to the socket.
 type Queued = (u64, Vec<u8>);
@@ -303,17 +299,12 @@ async fn send_loop(
     }
     // The queue is drained: wait (within the caller's linger) for the kernel to take the rest.
     if let Some(mut live) = connection {
-        let spin_until = Instant::now() + CONFIRM_SPIN;
         loop {
             live.confirm(&counters);
             if live.pending.is_empty() || live.probe.is_none() {
                 break;
             }
-            if Instant::now() < spin_until {
-                tokio::task::yield_now().await;
-            } else {
-                tokio::time::sleep(CONFIRM_POLL).await;
-            }
+            tokio::time::sleep(CONFIRM_POLL).await;
         }
         live.abandon(&counters);
     }
