@@ -62,9 +62,14 @@ impl EventSink for StdoutSink {
     }
 }
 
-/// An `agent_end` line longer than this goes to a sink that takes parts in parts of about
-/// this size.
-const PART_BYTES: usize = 64 * 1024;
+/// An `agent_end` line longer than this goes to a sink that takes parts in parts of at most
+/// this size (a single string longer than a part goes whole). Small enough that the part
+/// buffer and the redactor's copies of it stay a few pages; large enough that a long line
+/// takes few writes.
+const PART_BYTES: usize = 16 * 1024;
+
+/// A line buffer grown past this by one long line is let go rather than kept for the run.
+const KEPT_LINE_BYTES: usize = 256 * 1024;
 
 /// Keeps lines in memory; clones share the same buffer (for in-process callers and tests).
 #[derive(Debug, Clone, Default)]
@@ -125,7 +130,7 @@ impl Inner {
         } else {
             self.write_whole(record)
         };
-        if self.line.capacity() > 4 * PART_BYTES {
+        if self.line.capacity() > KEPT_LINE_BYTES {
             // One long line does not keep its buffer for the rest of the run.
             self.line = Vec::with_capacity(1024);
         }
@@ -168,6 +173,8 @@ impl Inner {
     /// one leaves in parts as it is serialized, redacted as a stream (a secret split between
     /// two parts is still found).
     fn write_in_parts<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
+        // Reserved whole, so that the parts never grow the buffer by doubling it.
+        self.line.reserve(PART_BYTES);
         let mut parts = Parts {
             sink: &mut *self.sink,
             secrets: &self.secrets,
@@ -198,8 +205,8 @@ impl Inner {
     }
 }
 
-/// A line on its way to a sink that takes parts: it collects in `line`, and whenever that
-/// holds [`PART_BYTES`], what the redactor shows of it is written.
+/// A line on its way to a sink that takes parts: it collects in `line`, and whenever the next
+/// piece would take that past [`PART_BYTES`], what the redactor shows of it is written.
 struct Parts<'a> {
     sink: &'a mut dyn EventSink,
     secrets: &'a Secrets,
@@ -230,10 +237,10 @@ impl Write for Parts<'_> {
 
     #[inline]
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.line.extend_from_slice(bytes);
-        if self.line.len() >= PART_BYTES {
+        if self.line.len() + bytes.len() > PART_BYTES && !self.line.is_empty() {
             self.send_part()?;
         }
+        self.line.extend_from_slice(bytes);
         Ok(())
     }
 
