@@ -229,6 +229,12 @@ impl InputFile {
         &self.meta
     }
 
+    /// The open file itself, for a reader that reads it in its own way (and checks its
+    /// kind's cap itself).
+    pub fn into_file(self) -> File {
+        self.file
+    }
+
     /// All of it; more than `kind`'s cap is refused.
     pub fn read(self, kind: InputKind) -> Result<Vec<u8>, InputFileError> {
         let cap = kind.max_bytes();

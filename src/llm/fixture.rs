@@ -24,22 +24,17 @@
 //! pieces (see [`super::record_redact`]).
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::{Stream, stream};
+use futures_util::stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::record_redact::redact_sse_body;
-use super::transport::{ByteStream, Request, Response, Transport, TransportError, TransportFuture};
+use super::transport::{Request, Response, Transport, TransportError, TransportFuture};
 use crate::http::server_seconds;
-use crate::secrets::Secrets;
+use crate::input_file::InputFileError;
 use crate::sync::LockExt;
 
 /// The format version a fixture's header names in `workerFixture`; a fixture of another version is
@@ -130,13 +125,51 @@ impl RecordedResponse {
     }
 }
 
-/// A fixture file, read and checked: its header and its exchanges in the order the run made them.
-#[derive(Debug, Clone)]
+/// A fixture file, read and checked: its header, and where each exchange's line lies in it, in
+/// the order the run made them. An exchange is read again (and parsed again) when the replay
+/// reaches it, so a replay holds none of them: a recorded run of a thousand turns would
+/// otherwise keep its whole recording in memory to the end.
 pub struct Fixture {
     /// The first line: format version, provider, model and wire format.
     pub header: FixtureHeader,
-    /// The recorded exchanges, in order; replay answers the n-th request with the n-th.
-    pub exchanges: Vec<Exchange>,
+    /// The file, as named; errors name it.
+    path: PathBuf,
+    /// Each exchange's line.
+    lines: Vec<LineSpan>,
+    /// Where the lines are read from again.
+    source: Box<dyn ReadLine>,
+}
+
+impl std::fmt::Debug for Fixture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fixture")
+            .field("header", &self.header)
+            .field("path", &self.path)
+            .field("exchanges", &self.lines.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One exchange's line: where it starts, its length (without the line end) and its number.
+#[derive(Debug, Clone, Copy)]
+struct LineSpan {
+    offset: u64,
+    len: usize,
+    number: usize,
+}
+
+/// Reads a line of the fixture again.
+trait ReadLine: Send + Sync {
+    fn read_line(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>>;
+}
+
+impl ReadLine for File {
+    fn read_line(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut line = vec![0; len];
+        self.read_exact_at(&mut line, offset)?;
+        Ok(line)
+    }
 }
 
 /// Why a fixture cannot be used.
@@ -201,58 +234,153 @@ pub enum FixtureError {
 }
 
 impl Fixture {
-    /// Reads the fixture at `path` and checks its header's version and every exchange.
+    /// Reads the fixture at `path` and checks its header's version and every exchange. The
+    /// file stays open: the replay reads each exchange from it again.
     pub fn load(path: &Path) -> Result<Fixture, FixtureError> {
         let kind = crate::input_file::InputKind::ReplayFixture;
-        let text =
-            crate::input_file::read_text(path, kind).map_err(|source| FixtureError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        Self::parse(path, &text)
+        let read_error = |source| FixtureError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let input = crate::input_file::InputFile::open(path).map_err(read_error)?;
+        let cap = kind.max_bytes();
+        let size = input.metadata().len();
+        if size > cap {
+            return Err(read_error(InputFileError::TooLarge {
+                cap,
+                size: Some(size),
+            }));
+        }
+        let file = input.into_file();
+        let reader = std::io::BufReader::new(std::io::Read::take(&file, cap + 1));
+        let (header, lines) = Self::scan(path, reader)?;
+        if lines
+            .last()
+            .is_some_and(|last| last.offset + last.len as u64 > cap)
+        {
+            return Err(read_error(InputFileError::TooLarge { cap, size: None }));
+        }
+        Ok(Fixture {
+            header,
+            path: path.to_path_buf(),
+            lines,
+            source: Box::new(file),
+        })
     }
 
-    fn parse(path: &Path, text: &str) -> Result<Fixture, FixtureError> {
+    /// Checks every line of a fixture as `reader` gives it: its header, and where each
+    /// exchange lies.
+    fn scan(
+        path: &Path,
+        mut reader: impl std::io::BufRead,
+    ) -> Result<(FixtureHeader, Vec<LineSpan>), FixtureError> {
         let path = || path.to_path_buf();
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, line)| !line.trim().is_empty());
-        let (first, header_line) = lines
-            .next()
-            .ok_or_else(|| FixtureError::Empty { path: path() })?;
-        let header: FixtureHeader =
-            serde_json::from_str(header_line).map_err(|source| FixtureError::Header {
+        let mut header = None;
+        let mut lines = Vec::new();
+        let mut buffer = Vec::new();
+        let (mut offset, mut number) = (0u64, 0usize);
+        loop {
+            buffer.clear();
+            let read = reader
+                .read_until(b'\n', &mut buffer)
+                .map_err(|err| FixtureError::Read {
+                    path: path(),
+                    source: err.into(),
+                })?;
+            if read == 0 {
+                break;
+            }
+            let start = offset;
+            offset += read as u64;
+            number += 1;
+            let line = without_line_end(&buffer);
+            let text = std::str::from_utf8(line).map_err(|err| FixtureError::Read {
                 path: path(),
-                line: first + 1,
-                source,
+                source: InputFileError::NotText(start as usize + err.valid_up_to()),
             })?;
-        if header.worker_fixture != FIXTURE_VERSION {
-            return Err(FixtureError::Version {
-                path: path(),
-                line: first + 1,
-                version: header.worker_fixture,
+            if text.trim().is_empty() {
+                continue;
+            }
+            if header.is_none() {
+                let read: FixtureHeader =
+                    serde_json::from_str(text).map_err(|source| FixtureError::Header {
+                        path: path(),
+                        line: number,
+                        source,
+                    })?;
+                if read.worker_fixture != FIXTURE_VERSION {
+                    return Err(FixtureError::Version {
+                        path: path(),
+                        line: number,
+                        version: read.worker_fixture,
+                    });
+                }
+                header = Some(read);
+                continue;
+            }
+            parse_exchange(&path(), number, text)?;
+            lines.push(LineSpan {
+                offset: start,
+                len: line.len(),
+                number,
             });
         }
-        let mut exchanges = Vec::new();
-        for (index, line) in lines {
-            let exchange: Exchange =
-                serde_json::from_str(line).map_err(|source| FixtureError::Exchange {
-                    path: path(),
-                    line: index + 1,
-                    source,
-                })?;
-            let r = &exchange.response;
-            if r.body.is_none() && r.events.is_none() && r.transport_error.is_none() {
-                return Err(FixtureError::NoResponse {
-                    path: path(),
-                    line: index + 1,
-                });
-            }
-            exchanges.push(compact(exchange));
-        }
-        Ok(Fixture { header, exchanges })
+        let header = header.ok_or_else(|| FixtureError::Empty { path: path() })?;
+        lines.shrink_to_fit();
+        Ok((header, lines))
     }
+
+    /// How many exchanges the fixture holds.
+    pub fn exchange_count(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Exchange `index` (from 0), read from the file again; `None` past the last. An exchange
+    /// that no longer reads as it did when the fixture was loaded is an error naming its line.
+    pub fn exchange(&self, index: usize) -> Option<Result<Exchange, String>> {
+        let span = *self.lines.get(index)?;
+        let changed = |why: String| {
+            format!(
+                "fixture {}, line {}: the file changed since the run started ({why})",
+                self.path.display(),
+                span.number
+            )
+        };
+        let read = self
+            .source
+            .read_line(span.offset, span.len)
+            .map_err(|err| changed(err.to_string()))
+            .and_then(|bytes| String::from_utf8(bytes).map_err(|err| changed(err.to_string())))
+            .and_then(|text| {
+                parse_exchange(&self.path, span.number, &text)
+                    .map_err(|err| changed(err.to_string()))
+            });
+        Some(read)
+    }
+}
+
+/// `line` without its `\n` or `\r\n`, as [`str::lines`] reads it.
+fn without_line_end(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\n")
+        .map_or(line, |line| line.strip_suffix(b"\r").unwrap_or(line))
+}
+
+/// One exchange line, checked, with its `events` turned into the body they stand for.
+fn parse_exchange(path: &Path, number: usize, text: &str) -> Result<Exchange, FixtureError> {
+    let exchange: Exchange =
+        serde_json::from_str(text).map_err(|source| FixtureError::Exchange {
+            path: path.to_path_buf(),
+            line: number,
+            source,
+        })?;
+    let r = &exchange.response;
+    if r.body.is_none() && r.events.is_none() && r.transport_error.is_none() {
+        return Err(FixtureError::NoResponse {
+            path: path.to_path_buf(),
+            line: number,
+        });
+    }
+    Ok(compact(exchange))
 }
 
 /// `exchange` with its `events` turned into the body they stand for: a parsed event holds
@@ -293,15 +421,17 @@ impl Transport for ReplayTransport {
         let next = {
             let mut next = self.next.lock_or_recover();
             *next += 1;
-            self.fixture.exchanges.get(*next - 1)
+            self.fixture.exchange(*next - 1)
         };
-        let total = self.fixture.exchanges.len();
+        let total = self.fixture.exchange_count();
         Box::pin(async move {
-            let exchange = next.ok_or_else(|| {
-                TransportError::Replay(format!(
-                    "the fixture has {total} recorded response(s) and the run made a request beyond them"
-                ))
-            })?;
+            let exchange = next
+                .ok_or_else(|| {
+                    TransportError::Replay(format!(
+                        "the fixture has {total} recorded response(s) and the run made a request beyond them"
+                    ))
+                })?
+                .map_err(TransportError::Replay)?;
             let response = &exchange.response;
             if let Some(error) = &response.transport_error {
                 return Err(TransportError::Connect(error.clone()));
@@ -317,194 +447,9 @@ impl Transport for ReplayTransport {
     }
 }
 
-/// Appends exchanges to a fixture file as they complete, so a crash keeps what came before.
-pub struct Recorder {
-    file: Mutex<File>,
-    secrets: Secrets,
-    error: Mutex<Option<String>>,
-}
+mod record;
 
-impl Recorder {
-    /// Opens the fixture and writes its header. Only a file that cannot be opened is an error
-    /// here; a failed write (the header's included) is kept for [`Recorder::error`], like
-    /// every later one, and the run goes on.
-    pub fn create(path: &Path, header: &FixtureHeader, secrets: Secrets) -> std::io::Result<Self> {
-        let recorder = Recorder {
-            file: Mutex::new(File::create(path)?),
-            secrets,
-            error: Mutex::new(None),
-        };
-        recorder.write_line(redacted_line(&recorder.secrets, header));
-        Ok(recorder)
-    }
-
-    /// The first write error, if any (the run reports it as an incomplete output).
-    pub fn error(&self) -> Option<String> {
-        self.error.lock_or_recover().clone()
-    }
-
-    fn write(&self, request: &Value, response: RecordedResponse) {
-        let exchange = Exchange {
-            request: request.clone(),
-            response: RecordedResponse {
-                // Chunk by chunk first: a secret streamed in pieces, or escaped twice (JSON in
-                // the SSE text in the JSON line), is found only there.
-                body: response.body.map(|b| redact_sse_body(&self.secrets, &b)),
-                ..response
-            },
-        };
-        self.write_line(redacted_line(&self.secrets, &exchange));
-    }
-
-    /// Appends one serialized, redacted line; a failure is kept, not raised.
-    fn write_line(&self, line: serde_json::Result<Vec<u8>>) {
-        let line = match line {
-            Ok(line) => line,
-            Err(err) => return self.fail(err.to_string()),
-        };
-        let written = {
-            let mut file = self.file.lock_or_recover();
-            file.write_all(&line).and_then(|()| file.flush())
-        };
-        if let Err(err) = written {
-            self.fail(err.to_string());
-        }
-    }
-
-    fn fail(&self, message: String) {
-        let mut error = self.error.lock_or_recover();
-        if error.is_none() {
-            *error = Some(message);
-        }
-    }
-}
-
-/// One line of the file, redacted whole: the pass every line takes on its way out.
-fn redacted_line<T: Serialize>(secrets: &Secrets, value: &T) -> serde_json::Result<Vec<u8>> {
-    let line = serde_json::to_string(value)?;
-    let mut line = secrets.redact(&line).into_owned().into_bytes();
-    line.push(b'\n');
-    Ok(line)
-}
-
-/// Passes requests to another transport and records each exchange.
-pub struct RecordingTransport {
-    inner: Arc<dyn Transport>,
-    recorder: Arc<Recorder>,
-}
-
-impl RecordingTransport {
-    /// Sends through `inner` and has `recorder` write each exchange once its body has ended (or was
-    /// dropped).
-    pub fn new(inner: Arc<dyn Transport>, recorder: Arc<Recorder>) -> Self {
-        RecordingTransport { inner, recorder }
-    }
-}
-
-impl Transport for RecordingTransport {
-    fn target(&self) -> String {
-        self.inner.target()
-    }
-
-    fn send<'a>(&'a self, request: &'a Request) -> TransportFuture<'a> {
-        Box::pin(async move {
-            match self.inner.send(request).await {
-                Err(err) => {
-                    self.recorder.write(
-                        &request.whole_body(),
-                        RecordedResponse {
-                            status: 0,
-                            retry_after: None,
-                            body: None,
-                            events: None,
-                            transport_error: Some(err.to_string()),
-                        },
-                    );
-                    Err(err)
-                }
-                Ok(response) => {
-                    let pending = PendingRecord {
-                        recorder: self.recorder.clone(),
-                        request: request.whole_body(),
-                        status: response.status,
-                        retry_after: response.retry_after,
-                    };
-                    Ok(Response {
-                        status: response.status,
-                        retry_after: response.retry_after,
-                        content_type: response.content_type,
-                        body: Box::pin(TeeStream {
-                            inner: response.body,
-                            captured: Vec::new(),
-                            pending: Some(pending),
-                        }),
-                    })
-                }
-            }
-        })
-    }
-}
-
-struct PendingRecord {
-    recorder: Arc<Recorder>,
-    request: Value,
-    status: u16,
-    retry_after: Option<Duration>,
-}
-
-/// A body stream that keeps a copy of what passed and records it when the stream ends or is
-/// dropped (an abort still records the partial response).
-struct TeeStream {
-    inner: ByteStream,
-    captured: Vec<u8>,
-    pending: Option<PendingRecord>,
-}
-
-impl TeeStream {
-    fn record(&mut self) {
-        if let Some(pending) = self.pending.take() {
-            pending.recorder.write(
-                &pending.request,
-                RecordedResponse {
-                    status: pending.status,
-                    retry_after: pending.retry_after.map(|d| d.as_secs_f64()),
-                    body: Some(String::from_utf8_lossy(&self.captured).into_owned()),
-                    events: None,
-                    transport_error: None,
-                },
-            );
-        }
-    }
-}
-
-impl Stream for TeeStream {
-    type Item = Result<Bytes, TransportError>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        match this.inner.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(bytes))) => {
-                this.captured.extend_from_slice(&bytes);
-                Poll::Ready(Some(Ok(bytes)))
-            }
-            Poll::Ready(Some(Err(err))) => {
-                this.record();
-                Poll::Ready(Some(Err(err)))
-            }
-            Poll::Ready(None) => {
-                this.record();
-                Poll::Ready(None)
-            }
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl Drop for TeeStream {
-    fn drop(&mut self) {
-        self.record();
-    }
-}
+pub use record::{Recorder, RecordingTransport};
 
 #[cfg(test)]
 mod tests;
