@@ -87,7 +87,7 @@ fn start(ctx: &ExecContext<'_>, call: &ToolCall) {
     ctx.emitter.emit(&Event::ToolExecutionStart {
         tool_call_id: call.id.as_str(),
         tool_name: &call.name,
-        args: &call.arguments,
+        args: &call.arguments(),
     });
     for extension in ctx.extensions {
         extension.tool_started(call);
@@ -234,7 +234,8 @@ const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
 /// Arguments an extension replaced must still fit the tool's schema. A stop while an
 /// extension decides refuses the call.
 async fn admit(ctx: &ExecContext<'_>, call: &ToolCall, tool: &dyn Tool) -> Result<Value, String> {
-    let mut arguments = call.arguments.clone();
+    let original = call.arguments();
+    let mut arguments = original.clone();
     for extension in ctx.extensions {
         let admission = extension.admit(call, arguments);
         tokio::pin!(admission);
@@ -254,7 +255,7 @@ async fn admit(ctx: &ExecContext<'_>, call: &ToolCall, tool: &dyn Tool) -> Resul
             Admission::Refuse(reason) => return Err(reason),
         };
     }
-    if arguments != call.arguments {
+    if arguments != original {
         let schema = crate::output::OutputSchema::new(tool.parameters()).map_err(|err| {
             format!(
                 "Tool {} has a schema that cannot check replaced arguments: {err}",
@@ -325,7 +326,7 @@ impl Updates<'_> {
         self.emitter.emit(&Event::ToolExecutionUpdate {
             tool_call_id: self.call.id.as_str(),
             tool_name: &self.call.name,
-            args: &self.call.arguments,
+            args: &self.call.arguments(),
             partial_result: &partial,
         });
     }

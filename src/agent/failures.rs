@@ -16,18 +16,17 @@ pub(super) struct RepeatedFailures {
 impl RepeatedFailures {
     /// Counts one result of `call`.
     pub(super) fn record(&mut self, call: &ToolCall, failed: bool) {
+        let arguments = call.arguments();
         let at = self
             .calls
             .iter()
-            .position(|(name, arguments, _)| *name == call.name && *arguments == call.arguments);
+            .position(|(name, seen, _)| *name == call.name && *seen == arguments);
         match (at, failed) {
             (Some(at), true) => self.calls[at].2 += 1,
             (Some(at), false) => {
                 self.calls.swap_remove(at);
             }
-            (None, true) => self
-                .calls
-                .push((call.name.clone(), call.arguments.clone(), 1)),
+            (None, true) => self.calls.push((call.name.clone(), arguments, 1)),
             (None, false) => {}
         }
     }

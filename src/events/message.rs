@@ -108,15 +108,29 @@ pub struct ToolCall {
     pub id: crate::ids::ToolCallId,
     /// The tool called (`bash`, `read`, ...).
     pub name: String,
-    /// The parsed arguments; the raw text when the model sent invalid JSON.
-    pub arguments: Value,
     /// The argument text exactly as the model streamed it; sent back verbatim in later
-    /// requests so the conversation prefix stays byte-identical for the server's cache.
-    #[serde(skip)]
+    /// requests so the conversation prefix stays byte-identical for the server's cache. Only
+    /// the text is kept: a parsed object holds a hash table and spare room many times the
+    /// text's bytes, for the whole run. Serialized as `arguments`, parsed
+    /// ([`ToolCall::arguments`]).
+    #[serde(rename = "arguments", serialize_with = "serialize_parsed")]
+    #[schemars(
+        rename = "arguments",
+        with = "Value",
+        description = "The parsed arguments; the raw text when the model sent invalid JSON."
+    )]
     pub raw_arguments: String,
     /// Set when `raw_arguments` is not a JSON object; the tool result then says so.
     #[serde(skip)]
     pub arguments_error: Option<String>,
+}
+
+fn parse_arguments(raw: &str) -> Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+fn serialize_parsed<S: serde::Serializer>(raw: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    parse_arguments(raw).serialize(serializer)
 }
 
 /// What the name of every MCP server's tool starts with: `mcp__SERVER__TOOL` (Claude Code's
@@ -124,6 +138,11 @@ pub struct ToolCall {
 pub const MCP_TOOL_PREFIX: &str = "mcp__";
 
 impl ToolCall {
+    /// The parsed arguments; the raw text, as a string, when it is not valid JSON.
+    pub fn arguments(&self) -> Value {
+        parse_arguments(&self.raw_arguments)
+    }
+
     /// The MCP server the call goes to, when the tool is one (`mcp__SERVER__TOOL`).
     pub fn mcp_server(&self) -> Option<&str> {
         self.name

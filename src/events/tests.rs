@@ -29,7 +29,6 @@ fn messages_are_tagged_by_role_and_tool_calls_by_type() {
     let call = AssistantContent::ToolCall(ToolCall {
         id: "c1".into(),
         name: "read".into(),
-        arguments: json!({"path":"a"}),
         raw_arguments: "{\"path\":\"a\"}".into(),
         arguments_error: None,
     });
@@ -56,7 +55,6 @@ fn an_mcp_tool_call_names_its_server() {
     let call = |name: &str| ToolCall {
         id: "c1".into(),
         name: name.to_string(),
-        arguments: json!({}),
         raw_arguments: "{}".to_string(),
         arguments_error: None,
     };

@@ -259,9 +259,10 @@ pub(super) async fn after_call(shared: &Shared, call: &ToolCall, ending: ToolEnd
         "details": ending.result.details,
         "isError": ending.is_error,
     });
+    let arguments = call.arguments();
     for hook in &shared.post_hooks {
         let input = PostToolUse {
-            call: hook_call(shared, &cwd, call, &call.arguments),
+            call: hook_call(shared, &cwd, call, &arguments),
             tool_response: &response,
         };
         let ran = tokio::select! {

@@ -80,8 +80,7 @@ fn call(name: &str) -> ToolCall {
     ToolCall {
         id: "call_1".into(),
         name: name.into(),
-        arguments: json!({"command": "git push"}),
-        raw_arguments: String::new(),
+        raw_arguments: json!({"command": "git push"}).to_string(),
         arguments_error: None,
     }
 }
@@ -184,7 +183,7 @@ async fn a_listed_tool_waits_for_its_decision() {
     });
     let call = call("github_create_issue");
     let mut writer = h.writer.take().unwrap();
-    let admitted = h.live.admit(&call, call.arguments.clone());
+    let admitted = h.live.admit(&call, call.arguments());
     let decide = async {
         let requested = tokio::task::spawn_blocking({
             let sink = h.sink.clone();
@@ -240,7 +239,7 @@ async fn an_approval_without_a_decision_is_denied_at_its_timeout_or_on_abort() {
         ..settings()
     });
     let call = call("bash");
-    let admission = h.live.admit(&call, call.arguments.clone()).await;
+    let admission = h.live.admit(&call, call.arguments()).await;
     assert_eq!(
         admission,
         Admission::Refuse("The bash call was denied: no decision came within 100ms".into())
@@ -255,7 +254,7 @@ async fn an_approval_without_a_decision_is_denied_at_its_timeout_or_on_abort() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         stop.abort(AbortReason::Terminate);
     });
-    let admission = slow.live.admit(&call, call.arguments.clone()).await;
+    let admission = slow.live.admit(&call, call.arguments()).await;
     assert!(matches!(admission, Admission::Refuse(_)), "{admission:?}");
     assert_eq!(slow.wait_for("approval_resolved", 1)[0]["by"], "abort");
 }

@@ -168,8 +168,8 @@ fn assistant_blocks(assistant: &AssistantMessage) -> Vec<Value> {
             })),
             AssistantContent::Thinking { .. } => {}
             AssistantContent::ToolCall(call) => {
-                let input = match &call.arguments {
-                    Value::Object(_) => call.arguments.clone(),
+                let input = match call.arguments() {
+                    input @ Value::Object(_) => input,
                     _ => json!({}),
                 };
                 blocks.push(json!({

@@ -6,8 +6,6 @@
 //! interleaved. Tool-call blocks therefore stay open until the response ends, and their
 //! `toolcall_end` events come last, once each call's arguments are complete.
 
-use serde_json::Value;
-
 use super::serving::ServerReport;
 use super::wire::{ChatChunk, WireUsage};
 use crate::events::{AssistantContent, AssistantMessageEvent, StopReason, ToolCall, Usage};
@@ -319,21 +317,14 @@ fn parse_tool_call(id: String, name: String, raw: String) -> ToolCall {
     } else {
         raw
     };
-    let (arguments, arguments_error) = match serde_json::from_str::<Value>(&raw) {
-        Ok(value @ Value::Object(_)) => (value, None),
-        Ok(other) => (
-            other,
-            Some("the arguments are not a JSON object".to_string()),
-        ),
-        Err(err) => (
-            Value::String(raw.clone()),
-            Some(format!("the arguments are not valid JSON ({err})")),
-        ),
+    let arguments_error = match serde_json::from_str::<serde::de::IgnoredAny>(&raw) {
+        Ok(_) if raw.trim_start().starts_with('{') => None,
+        Ok(_) => Some("the arguments are not a JSON object".to_string()),
+        Err(err) => Some(format!("the arguments are not valid JSON ({err})")),
     };
     ToolCall {
         id: id.into(),
         name,
-        arguments,
         raw_arguments: raw,
         arguments_error,
     }

@@ -319,7 +319,6 @@ fn message(value: &Value) -> Option<Message> {
                         id: block["id"].as_str()?.into(),
                         name: block["name"].as_str()?.to_string(),
                         raw_arguments: block["arguments"].to_string(),
-                        arguments: block["arguments"].clone(),
                         arguments_error: None,
                     })),
                     _ => None,

@@ -17,8 +17,7 @@ fn assistant_calling(ids: &[&str]) -> Message {
                 AssistantContent::ToolCall(ToolCall {
                     id: id.to_string().into(),
                     name: "bash".into(),
-                    arguments: serde_json::json!({"command": "touch x"}),
-                    raw_arguments: String::new(),
+                    raw_arguments: serde_json::json!({"command": "touch x"}).to_string(),
                     arguments_error: None,
                 })
             })

@@ -134,7 +134,6 @@ fn a_tool_call_counts_its_name_and_arguments_and_thinking_counts_nothing() {
         AssistantContent::ToolCall(crate::events::ToolCall {
             id: "c1".into(),
             name: "bash".into(),
-            arguments: serde_json::json!({"c": "ls"}),
             raw_arguments: r#"{"c":"ls -la"}"#.into(),
             arguments_error: None,
         }),

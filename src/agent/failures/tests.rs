@@ -6,8 +6,7 @@ fn call(name: &str, arguments: Value) -> ToolCall {
     ToolCall {
         id: "c".into(),
         name: name.into(),
-        arguments,
-        raw_arguments: String::new(),
+        raw_arguments: arguments.to_string(),
         arguments_error: None,
     }
 }

@@ -35,8 +35,7 @@ fn the_conversation_becomes_messages_with_tool_results_grouped_and_cache_breakpo
         AssistantContent::ToolCall(ToolCall {
             id: id.into(),
             name: "read".into(),
-            arguments: json!({"path": id}),
-            raw_arguments: String::new(),
+            raw_arguments: json!({"path": id}).to_string(),
             arguments_error: None,
         })
     };
@@ -161,19 +160,19 @@ fn a_stream_with_thinking_text_and_two_tool_calls_assembles() {
     assert!(
         matches!(&message.content[1], AssistantContent::Text { text } if text == "Reading both.")
     );
-    let calls: Vec<(&str, &str, &Value)> = message
+    let calls: Vec<(&str, &str, Value)> = message
         .content
         .iter()
         .filter_map(|b| match b {
-            AssistantContent::ToolCall(c) => Some((c.id.as_str(), c.name.as_str(), &c.arguments)),
+            AssistantContent::ToolCall(c) => Some((c.id.as_str(), c.name.as_str(), c.arguments())),
             _ => None,
         })
         .collect();
     assert_eq!(
         calls,
         [
-            ("toolu_1", "read", &json!({"path": "a.txt"})),
-            ("toolu_2", "ls", &json!({})),
+            ("toolu_1", "read", json!({"path": "a.txt"})),
+            ("toolu_2", "ls", json!({})),
         ]
     );
     // Cache reads and writes are not input.

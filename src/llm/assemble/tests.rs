@@ -1,6 +1,6 @@
 mod unit {
     use super::super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn chunk(value: Value) -> ChatChunk {
         serde_json::from_value(value).unwrap()
@@ -114,7 +114,7 @@ mod unit {
         let AssistantContent::ToolCall(call) = &done.content[0] else {
             panic!()
         };
-        assert_eq!(call.arguments, json!("{\"command\": \"ls"));
+        assert_eq!(call.arguments(), json!("{\"command\": \"ls"));
         assert!(
             call.arguments_error
                 .as_deref()

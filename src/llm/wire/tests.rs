@@ -19,7 +19,6 @@ fn conversation_maps_to_chat_messages_with_raw_tool_arguments() {
                 AssistantContent::ToolCall(ToolCall {
                     id: "c1".into(),
                     name: "read".into(),
-                    arguments: json!({"path": "a"}),
                     raw_arguments: "{\"path\": \"a\"}".into(),
                     arguments_error: None,
                 }),
