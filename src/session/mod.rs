@@ -136,8 +136,9 @@ pub struct SessionWriter {
     syncer: Syncer,
     /// The id of the last entry written: the next one's parent.
     leaf: Option<String>,
-    /// Ids already in the file, so a new one never repeats.
-    used: std::collections::HashSet<String>,
+    /// Ids already in the file, so a new one never repeats: ids are 8 hex digits, kept as
+    /// the number they spell (an id of another form cannot be one this writer makes).
+    used: std::collections::HashSet<u32>,
     secrets: crate::secrets::Secrets,
 }
 
@@ -212,7 +213,11 @@ impl SessionWriter {
             file,
             path: loaded.path.clone(),
             leaf: loaded.leaf.clone(),
-            used: loaded.entry_ids.iter().cloned().collect(),
+            used: loaded
+                .entry_ids
+                .iter()
+                .filter_map(|id| id_number(id))
+                .collect(),
             secrets,
         })
     }
@@ -232,8 +237,8 @@ impl SessionWriter {
             timestamp: now_rfc3339(),
             message,
         };
-        let value = serde_json::to_value(&entry)?;
-        self.write_entry(id, value)
+        let line = serde_json::to_vec(&entry)?;
+        self.write_line(id, line)
     }
 
     /// Records a compaction: the summary stands for everything before it (Pi's compaction
@@ -273,11 +278,18 @@ impl SessionWriter {
         self.write_entry(id, entry)
     }
 
-    /// Writes entry `id` as one redacted line (one `write`), and makes it the leaf the next
-    /// entry hangs from.
-    fn write_entry(&mut self, id: String, mut entry: serde_json::Value) -> std::io::Result<()> {
-        self.secrets.redact_value(&mut entry);
-        let mut line = serde_json::to_vec(&entry)?;
+    fn write_entry(&mut self, id: String, entry: serde_json::Value) -> std::io::Result<()> {
+        let line = serde_json::to_vec(&entry)?;
+        self.write_line(id, line)
+    }
+
+    /// Writes entry `id`, serialized as `line`, redacted as one line (one `write`; a secret is
+    /// also found in its JSON-escaped form), and makes it the leaf the next entry hangs from.
+    /// Serialized straight to text, a message costs no JSON value tree on its way out.
+    fn write_line(&mut self, id: String, mut line: Vec<u8>) -> std::io::Result<()> {
+        if let std::borrow::Cow::Owned(clean) = self.secrets.redact_bytes(&line) {
+            line = clean;
+        }
         line.push(b'\n');
         self.file.write_all(&line)?;
         self.leaf = Some(id);
@@ -298,12 +310,19 @@ impl SessionWriter {
 
     fn fresh_id(&mut self) -> String {
         loop {
-            let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-            if self.used.insert(id.clone()) {
-                return id;
+            let number = (uuid::Uuid::new_v4().as_u128() >> 96) as u32;
+            if self.used.insert(number) {
+                return format!("{number:08x}");
             }
         }
     }
+}
+
+/// The number an entry id of 8 hex digits spells.
+fn id_number(id: &str) -> Option<u32> {
+    (id.len() == 8)
+        .then(|| u32::from_str_radix(id, 16).ok())
+        .flatten()
 }
 
 /// The longest the run waits for its session file to be synced.
