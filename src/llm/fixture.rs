@@ -391,37 +391,48 @@ struct ResponseCheck<'a> {
 
 /// Checks one exchange line as [`parse_exchange`] would read it.
 fn check_exchange(path: &Path, number: usize, text: &str) -> Result<(), FixtureError> {
-    let exchange: ExchangeCheck<'_> =
-        serde_json::from_str(text).map_err(|source| FixtureError::Exchange {
-            path: path.to_path_buf(),
-            line: number,
-            source,
-        })?;
+    let exchange: ExchangeCheck<'_> = read_line(path, number, text)?;
     let r = &exchange.response;
-    if r.body.is_none() && r.events.is_none() && r.transport_error.is_none() {
-        return Err(FixtureError::NoResponse {
-            path: path.to_path_buf(),
-            line: number,
-        });
+    answered(
+        path,
+        number,
+        r.body.is_some() || r.events.is_some() || r.transport_error.is_some(),
+    )
+}
+
+/// Exchange line `number` of the fixture, read as `T`.
+fn read_line<'a, T: Deserialize<'a>>(
+    path: &Path,
+    number: usize,
+    text: &'a str,
+) -> Result<T, FixtureError> {
+    serde_json::from_str(text).map_err(|source| FixtureError::Exchange {
+        path: path.to_path_buf(),
+        line: number,
+        source,
+    })
+}
+
+/// An exchange needs a body, events or a transport error.
+fn answered(path: &Path, number: usize, answered: bool) -> Result<(), FixtureError> {
+    if answered {
+        return Ok(());
     }
-    Ok(())
+    Err(FixtureError::NoResponse {
+        path: path.to_path_buf(),
+        line: number,
+    })
 }
 
 /// One exchange line, checked, with its `events` turned into the body they stand for.
 fn parse_exchange(path: &Path, number: usize, text: &str) -> Result<Exchange, FixtureError> {
-    let exchange: Exchange =
-        serde_json::from_str(text).map_err(|source| FixtureError::Exchange {
-            path: path.to_path_buf(),
-            line: number,
-            source,
-        })?;
+    let exchange: Exchange = read_line(path, number, text)?;
     let r = &exchange.response;
-    if r.body.is_none() && r.events.is_none() && r.transport_error.is_none() {
-        return Err(FixtureError::NoResponse {
-            path: path.to_path_buf(),
-            line: number,
-        });
-    }
+    answered(
+        path,
+        number,
+        r.body.is_some() || r.events.is_some() || r.transport_error.is_some(),
+    )?;
     Ok(compact(exchange))
 }
 
