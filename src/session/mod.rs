@@ -310,7 +310,8 @@ impl SessionWriter {
 
     fn fresh_id(&mut self) -> String {
         loop {
-            let number = (uuid::Uuid::new_v4().as_u128() >> 96) as u32;
+            // The first 32 bits, whose hex digits the id used to be cut from.
+            let (number, ..) = uuid::Uuid::new_v4().as_fields();
             if self.used.insert(number) {
                 return format!("{number:08x}");
             }

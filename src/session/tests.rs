@@ -586,3 +586,54 @@ fn syncs_never_waited_for_are_let_go_once_they_end() {
     assert!(writer.syncer.pending().is_empty());
     assert_eq!(load(writer.path()).unwrap().messages.len(), 100);
 }
+
+#[test]
+fn a_resumed_writer_keeps_the_file_s_ids_and_makes_new_ones_of_8_hex_digits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ids.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/r"}"#.to_string(),
+        entry(
+            "0000abcd",
+            "null",
+            r#"{"role":"user","content":"a","timestamp":1}"#,
+        )
+        .replace(r#""parentId":"null""#, r#""parentId":null"#),
+        entry(
+            "ffffffff",
+            "0000abcd",
+            r#"{"role":"user","content":"b","timestamp":2}"#,
+        ),
+        entry(
+            "a1",
+            "ffffffff",
+            r#"{"role":"user","content":"c","timestamp":3}"#,
+        ),
+        entry(
+            "zzzzzzzz",
+            "a1",
+            r#"{"role":"user","content":"d","timestamp":4}"#,
+        ),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let loaded = load(&path).unwrap();
+    let mut writer = SessionWriter::append_to(&loaded, crate::secrets::Secrets::default()).unwrap();
+    // Only an id of 8 hex digits is one this writer could make again.
+    let mut used: Vec<u32> = writer.used.iter().copied().collect();
+    used.sort_unstable();
+    assert_eq!(used, [0xabcd, 0xffff_ffff]);
+    writer.append(&user("e")).unwrap();
+    writer.synced().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let id = last["id"].as_str().unwrap();
+    assert_eq!(id.len(), 8);
+    assert!(
+        id.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+        "{id}"
+    );
+    assert_eq!(last["parentId"], "zzzzzzzz");
+    assert_eq!(writer.used.len(), 3);
+    assert!(writer.used.contains(&u32::from_str_radix(id, 16).unwrap()));
+}
