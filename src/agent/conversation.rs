@@ -133,5 +133,5 @@ pub(super) fn definitions(tools: &ToolSet) -> WireTools {
             parameters: tool.parameters(),
         })
         .collect();
-    WireTools::new(tools_json(&definitions))
+    WireTools::new(tools_json(definitions))
 }

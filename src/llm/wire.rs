@@ -41,19 +41,20 @@ impl WireTools {
     }
 }
 
-/// The request's `tools` array.
-pub fn tools_json(tools: &[ToolDefinition<'_>]) -> Value {
+/// The request's `tools` array. Each schema is moved in, not copied: `json!` would serialize
+/// it into a new value, a fifth of a short run's startup.
+pub fn tools_json(tools: Vec<ToolDefinition<'_>>) -> Value {
     tools
-        .iter()
+        .into_iter()
         .map(|tool| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                }
-            })
+            let mut function = serde_json::Map::new();
+            function.insert("name".into(), tool.name.into());
+            function.insert("description".into(), tool.description.into());
+            function.insert("parameters".into(), tool.parameters);
+            let mut entry = serde_json::Map::new();
+            entry.insert("type".into(), "function".into());
+            entry.insert("function".into(), Value::Object(function));
+            Value::Object(entry)
         })
         .collect()
 }

@@ -41,7 +41,7 @@ fn conversation_maps_to_chat_messages_with_raw_tool_arguments() {
             timestamp: 0,
         }),
     ];
-    let tools = tools_json(&[]);
+    let tools = tools_json(Vec::new());
     let body = build_body(&RequestSpec {
         model: "m",
         system_prompt: "sys",
