@@ -8,7 +8,8 @@
 //!
 //! zmq.rs's PUSH does not reconnect and its `connect` waits for a peer, so the task connects
 //! with a short timeout, retries at most twice a second, bounds every send, and starts over
-//! after a failed send.
+//! after a failed send. Between attempts, with no peer, an event is dropped (and counted) where
+//! it is published, without waking the task only for it to drop it.
 //!
 //! Every event ends up in exactly one count. `sent`: the kernel took its bytes, so it
 //! reaches the peer even if this process exits now ([`outbound`] reads the kernel's count).
@@ -35,6 +36,10 @@ const RECONNECT_INTERVAL: Duration = Duration::from_millis(500);
 const SEND_TIMEOUT: Duration = Duration::from_millis(500);
 /// How often the end of a run asks the kernel whether the last bytes have left.
 const CONFIRM_POLL: Duration = Duration::from_millis(1);
+/// Events handed over before the kernel is asked which have left. Asking takes three system
+/// calls, and the counts are read only at the end, so it is asked once per this many events
+/// (which bounds what a long run keeps in flight) and at the end.
+const CONFIRM_EVERY: usize = 64;
 
 /// A record and its sequence number, on its way to the socket.
 type Queued = (u64, Vec<u8>);
@@ -49,6 +54,29 @@ struct Counters {
     in_flight: AtomicU64,
     /// A peer is connected right now.
     connected: AtomicBool,
+    /// While no peer is connected and no attempt to connect is due: until when (milliseconds
+    /// from the relay's start, at least 1), so that an event then is dropped where it is
+    /// published instead of waking the sender to drop it. 0 otherwise.
+    resting_until: AtomicU64,
+}
+
+impl Counters {
+    /// Notes whether the sender has a connection, and if not, when it next tries.
+    fn set_connection(&self, connected: bool, epoch: Instant, next_attempt: Instant) {
+        self.connected.store(connected, Ordering::SeqCst);
+        let resting = if connected {
+            0
+        } else {
+            millis_since(epoch, next_attempt).max(1)
+        };
+        self.resting_until.store(resting, Ordering::SeqCst);
+    }
+}
+
+/// Whole milliseconds from `epoch` to `at`, rounded up.
+fn millis_since(epoch: Instant, at: Instant) -> u64 {
+    let micros = at.saturating_duration_since(epoch).as_micros();
+    u64::try_from(micros.div_ceil(1000)).unwrap_or(u64::MAX)
 }
 
 /// The tool-event endpoint is not one ZeroMQ can connect to.
@@ -100,6 +128,8 @@ pub struct Relay {
     capacity: usize,
     sequence: AtomicU64,
     counters: Arc<Counters>,
+    /// When the relay started: [`Counters::resting_until`] counts from here.
+    epoch: Instant,
     sender: std::sync::Mutex<Option<mpsc::Sender<Queued>>>,
     task: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
@@ -127,13 +157,21 @@ impl Relay {
         let capacity = capacity.max(1);
         let (tx, rx) = mpsc::channel(capacity);
         let counters = Arc::new(Counters::default());
-        let task = tokio::spawn(send_loop(parsed, topic.to_string(), rx, counters.clone()));
+        let epoch = Instant::now();
+        let task = tokio::spawn(send_loop(
+            parsed,
+            topic.to_string(),
+            rx,
+            counters.clone(),
+            epoch,
+        ));
         Ok(Relay {
             endpoint: endpoint.to_string(),
             topic: topic.to_string(),
             capacity,
             sequence: AtomicU64::new(0),
             counters,
+            epoch,
             sender: std::sync::Mutex::new(Some(tx)),
             task: std::sync::Mutex::new(Some(task)),
         })
@@ -154,9 +192,15 @@ impl Relay {
         self.capacity
     }
 
-    /// Queues one record; never waits. A full queue drops it (counted).
+    /// Queues one record; never waits. A full queue drops it (counted), and so does a relay
+    /// with no peer and no attempt to connect due.
     pub fn publish(&self, payload: Vec<u8>) {
         let sequence = self.sequence.fetch_add(1, Ordering::SeqCst);
+        let resting = self.counters.resting_until.load(Ordering::SeqCst);
+        if resting != 0 && millis_since(self.epoch, Instant::now()) < resting {
+            self.counters.dropped.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
         let sender = self.sender.lock_or_recover();
         let queued = sender
             .as_ref()
@@ -220,7 +264,9 @@ impl Connection {
         self.handed += wire_bytes;
         self.pending.push_back(self.handed);
         counters.in_flight.fetch_add(1, Ordering::SeqCst);
-        self.confirm(counters);
+        if self.pending.len() >= CONFIRM_EVERY {
+            self.confirm(counters);
+        }
     }
 
     /// Moves the events whose bytes the kernel has taken from in flight to sent.
@@ -249,27 +295,24 @@ async fn send_loop(
     topic: String,
     mut rx: mpsc::Receiver<Queued>,
     counters: Arc<Counters>,
+    epoch: Instant,
 ) {
     let topic = Bytes::from(topic.into_bytes());
     // Connect at once, while the run starts, so that a short run's events find the peer
     // connected (zmq.rs's connect first compiles its endpoint parser).
     let mut connection = connect(&endpoint).await;
-    counters
-        .connected
-        .store(connection.is_some(), Ordering::SeqCst);
     let mut next_attempt = match connection {
         Some(_) => Instant::now(),
         None => Instant::now() + RECONNECT_INTERVAL,
     };
+    counters.set_connection(connection.is_some(), epoch, next_attempt);
     while let Some((sequence, payload)) = rx.recv().await {
         if connection.is_none() && Instant::now() >= next_attempt {
             connection = connect(&endpoint).await;
-            counters
-                .connected
-                .store(connection.is_some(), Ordering::SeqCst);
             if connection.is_none() {
                 next_attempt = Instant::now() + RECONNECT_INTERVAL;
             }
+            counters.set_connection(connection.is_some(), epoch, next_attempt);
         }
         let Some(live) = connection.as_mut() else {
             counters.dropped.fetch_add(1, Ordering::SeqCst);
@@ -289,11 +332,12 @@ async fn send_loop(
             Ok(Ok(())) => live.handed_over(wire_bytes, &counters),
             _ => {
                 counters.dropped.fetch_add(1, Ordering::SeqCst);
-                counters.connected.store(false, Ordering::SeqCst);
                 if let Some(gone) = connection.take() {
                     gone.abandon(&counters);
                 }
                 next_attempt = Instant::now();
+                // Not resting: the next event reaches the sender, which tries again.
+                counters.connected.store(false, Ordering::SeqCst);
             }
         }
     }

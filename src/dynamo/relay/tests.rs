@@ -233,3 +233,34 @@ fn endpoints_are_read_as_zmq_reads_them() {
         assert_eq!(ours, theirs, "{text}");
     }
 }
+
+#[tokio::test]
+async fn with_no_peer_and_no_attempt_due_an_event_is_dropped_where_it_is_published() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("tcp://{}", free.local_addr().unwrap());
+    drop(free);
+    let relay = Relay::start(&endpoint, "t", 100).unwrap();
+    // The first attempt to connect is refused; the sender then rests until the next one.
+    let waited = Instant::now();
+    while relay.counters.resting_until.load(Ordering::SeqCst) == 0 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(10),
+            "no attempt ended"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Counted at once, on this task, without waiting for the sender to see them.
+    for _ in 0..10 {
+        relay.publish(vec![1]);
+    }
+    assert_eq!(relay.counts().dropped, 10);
+    let counts = relay.close(Duration::from_millis(100)).await;
+    assert_eq!(
+        counts,
+        RelayCounts {
+            sent: 0,
+            dropped: 10,
+            unconfirmed: 0
+        }
+    );
+}
