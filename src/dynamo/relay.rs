@@ -262,6 +262,12 @@ struct Connection {
 impl Connection {
     fn handed_over(&mut self, wire_bytes: u64, counters: &Counters) {
         self.handed += wire_bytes;
+        if self.probe.is_none() {
+            // Nothing can tell when these bytes leave: the event is unconfirmed now, rather
+            // than held (a long run's worth of them) until the end to be counted so.
+            counters.unconfirmed.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
         self.pending.push_back(self.handed);
         counters.in_flight.fetch_add(1, Ordering::SeqCst);
         if self.pending.len() >= CONFIRM_EVERY {

@@ -264,3 +264,23 @@ async fn with_no_peer_and_no_attempt_due_an_event_is_dropped_where_it_is_publish
         }
     );
 }
+
+#[tokio::test]
+async fn a_connection_whose_socket_cannot_be_probed_holds_nothing_per_event() {
+    let counters = Counters::default();
+    let mut connection = Connection {
+        socket: PushSocket::new(),
+        probe: None,
+        handed: 0,
+        pending: VecDeque::new(),
+    };
+    for _ in 0..1000 {
+        connection.handed_over(20, &counters);
+    }
+    assert!(connection.pending.is_empty());
+    assert_eq!(counters.in_flight.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.unconfirmed.load(Ordering::SeqCst), 1000);
+    connection.abandon(&counters);
+    assert_eq!(counters.unconfirmed.load(Ordering::SeqCst), 1000);
+    assert_eq!(counters.sent.load(Ordering::SeqCst), 0);
+}
