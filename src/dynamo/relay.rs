@@ -6,6 +6,13 @@
 //! background task that owns the socket, and are dropped and counted when the queue is full
 //! or no peer is connected. The run's speed and result never depend on the endpoint.
 //!
+//! Events leave in batches, at most one a [`HOLD`]: publishing wakes the sender only when it
+//! is idle, and the sender then sends what was queued once a [`HOLD`] has passed, again and
+//! again until a [`HOLD`] passes with nothing to send. Each batch costs one wake-up of the
+//! sender, one of zmq.rs's writer and one write, however many events it carries, so what the
+//! tee costs is bounded by time, not by the number of tool calls: sent one by one, every event
+//! cost all three, which on loopback was most of what the tee cost a run of quick tool calls.
+//!
 //! zmq.rs's PUSH does not reconnect and its `connect` waits for a peer, so the task connects
 //! with a short timeout, retries at most twice a second, bounds every send, and starts over
 //! after a failed send. Between attempts, with no peer, an event is dropped (and counted) where
@@ -24,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use zeromq::{Endpoint, Host, PushSocket, Socket, SocketOptions, SocketSend, ZmqMessage};
 
@@ -36,10 +43,15 @@ const RECONNECT_INTERVAL: Duration = Duration::from_millis(500);
 const SEND_TIMEOUT: Duration = Duration::from_millis(500);
 /// How often the end of a run asks the kernel whether the last bytes have left.
 const CONFIRM_POLL: Duration = Duration::from_millis(1);
+/// How many times the end of a run lets other tasks run before it polls on the timer.
+const CONFIRM_YIELDS: u32 = 32;
 /// Events handed over before the kernel is asked which have left. Asking takes three system
 /// calls, and the counts are read only at the end, so it is asked once per this many events
 /// (which bounds what a long run keeps in flight) and at the end.
 const CONFIRM_EVERY: usize = 64;
+/// How long the sender gathers events before it sends them: the longest an event waits in the
+/// queue. Short beside any tool call worth watching live, long beside a run of quick ones.
+pub const HOLD: Duration = Duration::from_millis(20);
 
 /// A record and its sequence number, on its way to the socket.
 type Queued = (u64, Vec<u8>);
@@ -54,6 +66,10 @@ struct Counters {
     in_flight: AtomicU64,
     /// A peer is connected right now.
     connected: AtomicBool,
+    /// The sender is awake and takes the queue within [`HOLD`]: publishing need not wake it.
+    watching: AtomicBool,
+    /// Times the sender took events from the queue to send them.
+    batches: AtomicU64,
     /// While no peer is connected and no attempt to connect is due: until when (milliseconds
     /// from the relay's start, at least 1), so that an event then is dropped where it is
     /// published instead of waking the sender to drop it. 0 otherwise.
@@ -131,7 +147,15 @@ pub struct Relay {
     /// When the relay started: [`Counters::resting_until`] counts from here.
     epoch: Instant,
     sender: std::sync::Mutex<Option<mpsc::Sender<Queued>>>,
+    wakes: Arc<Wakes>,
     task: std::sync::Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What wakes the sender: an event while it is idle, and the end of the run.
+#[derive(Debug, Default)]
+struct Wakes {
+    first: Notify,
+    closing: Notify,
 }
 
 /// Where the run's tool events ended up. Once [`Relay::close`] returns, every event is in
@@ -158,11 +182,13 @@ impl Relay {
         let (tx, rx) = mpsc::channel(capacity);
         let counters = Arc::new(Counters::default());
         let epoch = Instant::now();
+        let wakes = Arc::new(Wakes::default());
         let task = tokio::spawn(send_loop(
             parsed,
             topic.to_string(),
             rx,
             counters.clone(),
+            wakes.clone(),
             epoch,
         ));
         Ok(Relay {
@@ -173,6 +199,7 @@ impl Relay {
             counters,
             epoch,
             sender: std::sync::Mutex::new(Some(tx)),
+            wakes,
             task: std::sync::Mutex::new(Some(task)),
         })
     }
@@ -205,10 +232,14 @@ impl Relay {
         let queued = sender
             .as_ref()
             .is_some_and(|tx| tx.try_send((sequence, payload)).is_ok());
-        if queued {
-            self.counters.queued.fetch_add(1, Ordering::SeqCst);
-        } else {
+        drop(sender);
+        if !queued {
             self.counters.dropped.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        self.counters.queued.fetch_add(1, Ordering::SeqCst);
+        if !self.counters.watching.swap(true, Ordering::SeqCst) {
+            self.wakes.first.notify_one();
         }
     }
 
@@ -226,6 +257,9 @@ impl Relay {
     /// `linger`. What is still queued then is dropped; what zmq.rs still holds is unconfirmed.
     pub async fn close(&self, linger: Duration) -> RelayCounts {
         drop(self.sender.lock_or_recover().take());
+        // Whatever the sender waits for, it finds the queue closed and sends what is left.
+        self.wakes.first.notify_one();
+        self.wakes.closing.notify_one();
         let task = self.task.lock_or_recover().take();
         if let Some(mut task) = task {
             let connected = self.counters.connected.load(Ordering::SeqCst);
@@ -301,62 +335,128 @@ async fn send_loop(
     topic: String,
     mut rx: mpsc::Receiver<Queued>,
     counters: Arc<Counters>,
+    wakes: Arc<Wakes>,
     epoch: Instant,
 ) {
-    let topic = Bytes::from(topic.into_bytes());
-    // Connect at once, while the run starts, so that a short run's events find the peer
-    // connected (zmq.rs's connect first compiles its endpoint parser).
-    let mut connection = connect(&endpoint).await;
-    let mut next_attempt = match connection {
-        Some(_) => Instant::now(),
-        None => Instant::now() + RECONNECT_INTERVAL,
+    let mut sender = Sender {
+        topic: Bytes::from(topic.into_bytes()),
+        counters,
+        epoch,
+        // Connect at once, while the run starts, so that a short run's events find the peer
+        // connected (zmq.rs's connect first compiles its endpoint parser).
+        connection: connect(&endpoint).await,
+        next_attempt: Instant::now(),
+        endpoint,
     };
-    counters.set_connection(connection.is_some(), epoch, next_attempt);
-    while let Some((sequence, payload)) = rx.recv().await {
-        if connection.is_none() && Instant::now() >= next_attempt {
-            connection = connect(&endpoint).await;
-            if connection.is_none() {
-                next_attempt = Instant::now() + RECONNECT_INTERVAL;
+    if sender.connection.is_none() {
+        sender.next_attempt += RECONNECT_INTERVAL;
+    }
+    let connected = sender.connection.is_some();
+    sender
+        .counters
+        .set_connection(connected, epoch, sender.next_attempt);
+    'idle: loop {
+        wakes.first.notified().await;
+        loop {
+            tokio::select! {
+                () = wakes.closing.notified() => {}
+                () = tokio::time::sleep(HOLD) => {}
             }
-            counters.set_connection(connection.is_some(), epoch, next_attempt);
+            let mut sent = 0;
+            let open = loop {
+                match rx.try_recv() {
+                    Ok((sequence, payload)) => {
+                        sender.send(sequence, payload).await;
+                        sent += 1;
+                    }
+                    Err(mpsc::error::TryRecvError::Empty) => break true,
+                    Err(mpsc::error::TryRecvError::Disconnected) => break false,
+                }
+            };
+            if !open {
+                break 'idle;
+            }
+            if sent > 0 {
+                sender.counters.batches.fetch_add(1, Ordering::SeqCst);
+                continue;
+            }
+            // A whole HOLD with nothing to send: idle until the next event wakes the sender.
+            // One queued between the take above and this store finds `watching` still set
+            // and wakes nobody, so look again after it.
+            sender.counters.watching.store(false, Ordering::SeqCst);
+            if rx.is_empty() {
+                continue 'idle;
+            }
+            sender.counters.watching.store(true, Ordering::SeqCst);
         }
-        let Some(live) = connection.as_mut() else {
+    }
+    // The queue is drained: wait (within the caller's linger) for the kernel to take the rest.
+    if let Some(mut live) = sender.connection {
+        // zmq.rs's writer usually needs only a turn of the runtime to write what was just
+        // handed to it; the timer (a millisecond at best) is for a slow peer.
+        let mut yields = 0..CONFIRM_YIELDS;
+        loop {
+            live.confirm(&sender.counters);
+            if live.pending.is_empty() || live.probe.is_none() {
+                break;
+            }
+            if yields.next().is_some() {
+                tokio::task::yield_now().await;
+            } else {
+                tokio::time::sleep(CONFIRM_POLL).await;
+            }
+        }
+        live.abandon(&sender.counters);
+    }
+}
+
+/// The sender task's state: the connection, and when to try for one again.
+struct Sender {
+    endpoint: Endpoint,
+    topic: Bytes,
+    counters: Arc<Counters>,
+    epoch: Instant,
+    connection: Option<Connection>,
+    next_attempt: Instant,
+}
+
+impl Sender {
+    /// Hands one event to the connection, connecting first when an attempt is due.
+    async fn send(&mut self, sequence: u64, payload: Vec<u8>) {
+        let counters = &self.counters;
+        if self.connection.is_none() && Instant::now() >= self.next_attempt {
+            self.connection = connect(&self.endpoint).await;
+            if self.connection.is_none() {
+                self.next_attempt = Instant::now() + RECONNECT_INTERVAL;
+            }
+            counters.set_connection(self.connection.is_some(), self.epoch, self.next_attempt);
+        }
+        let Some(live) = self.connection.as_mut() else {
             counters.dropped.fetch_add(1, Ordering::SeqCst);
-            continue;
+            return;
         };
         let frames = vec![
-            topic.clone(),
+            self.topic.clone(),
             Bytes::copy_from_slice(&sequence.to_be_bytes()),
             Bytes::from(payload),
         ];
         let wire_bytes = frames.iter().map(|frame| wire_size(frame.len())).sum();
         let Ok(message) = ZmqMessage::try_from(frames) else {
             counters.dropped.fetch_add(1, Ordering::SeqCst);
-            continue;
+            return;
         };
         match tokio::time::timeout(SEND_TIMEOUT, live.socket.send(message)).await {
-            Ok(Ok(())) => live.handed_over(wire_bytes, &counters),
+            Ok(Ok(())) => live.handed_over(wire_bytes, counters),
             _ => {
                 counters.dropped.fetch_add(1, Ordering::SeqCst);
-                if let Some(gone) = connection.take() {
-                    gone.abandon(&counters);
+                if let Some(gone) = self.connection.take() {
+                    gone.abandon(counters);
                 }
-                next_attempt = Instant::now();
+                self.next_attempt = Instant::now();
                 // Not resting: the next event reaches the sender, which tries again.
                 counters.connected.store(false, Ordering::SeqCst);
             }
         }
-    }
-    // The queue is drained: wait (within the caller's linger) for the kernel to take the rest.
-    if let Some(mut live) = connection {
-        loop {
-            live.confirm(&counters);
-            if live.pending.is_empty() || live.probe.is_none() {
-                break;
-            }
-            tokio::time::sleep(CONFIRM_POLL).await;
-        }
-        live.abandon(&counters);
     }
 }
 
