@@ -58,17 +58,15 @@ impl Peer {
         }
     }
 
-    /// The descriptors connected to this peer right now.
+    /// The descriptors connected to this peer right now. Every descriptor is asked for its
+    /// peer: one that is not a socket says so at once, which costs less than reading the
+    /// link that would tell.
     pub(super) fn sockets(&self) -> HashSet<RawFd> {
         let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
             return HashSet::new();
         };
         entries
             .filter_map(Result::ok)
-            .filter(|entry| {
-                std::fs::read_link(entry.path())
-                    .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
-            })
             .filter_map(|entry| entry.file_name().to_str()?.parse::<RawFd>().ok())
             .filter(|fd| self.matches(*fd))
             .collect()
