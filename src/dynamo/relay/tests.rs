@@ -1,6 +1,12 @@
 use super::*;
 use zeromq::{PullSocket, SocketRecv};
 
+/// A TCP endpoint on a port nobody listens on.
+fn nobody_listening() -> String {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("tcp://{}", free.local_addr().unwrap())
+}
+
 async fn pull() -> (PullSocket, String) {
     let mut socket = PullSocket::new();
     let endpoint = socket.bind("tcp://127.0.0.1:0").await.unwrap();
@@ -40,10 +46,7 @@ async fn frames_reach_a_real_pull_socket_with_topic_and_sequence() {
 
 #[tokio::test]
 async fn with_no_peer_publishing_never_waits_and_everything_is_counted_dropped() {
-    // A port nobody listens on.
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("tcp://{}", free.local_addr().unwrap());
-    drop(free);
+    let endpoint = nobody_listening();
     let relay = Relay::start(&endpoint, "agent-tool-events", 1000).unwrap();
     let started = Instant::now();
     for i in 0..500u32 {
@@ -77,9 +80,7 @@ async fn with_no_peer_publishing_never_waits_and_everything_is_counted_dropped()
 
 #[tokio::test]
 async fn a_full_queue_drops_instead_of_blocking() {
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("tcp://{}", free.local_addr().unwrap());
-    drop(free);
+    let endpoint = nobody_listening();
     let relay = Relay::start(&endpoint, "t", 4).unwrap();
     for _ in 0..100 {
         relay.publish(vec![0; 8]);
@@ -236,9 +237,7 @@ fn endpoints_are_read_as_zmq_reads_them() {
 
 #[tokio::test]
 async fn with_no_peer_and_no_attempt_due_an_event_is_dropped_where_it_is_published() {
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("tcp://{}", free.local_addr().unwrap());
-    drop(free);
+    let endpoint = nobody_listening();
     let relay = Relay::start(&endpoint, "t", 100).unwrap();
     // The first attempt to connect is refused; the sender then rests until the next one.
     let waited = Instant::now();
