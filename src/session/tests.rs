@@ -468,6 +468,18 @@ fn syncs_never_waited_for_are_let_go_once_they_end() {
     assert_eq!(load(writer.path()).unwrap().messages.len(), 100);
 }
 
+/// Loads a session file made of `lines`, each ended by a newline.
+fn load_lines(lines: &[impl AsRef<str>]) -> Loaded {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.jsonl");
+    let text: String = lines
+        .iter()
+        .map(|line| line.as_ref().to_owned() + "\n")
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    load(&path).unwrap()
+}
+
 fn user_texts(loaded: &Loaded) -> Vec<String> {
     loaded
         .messages

@@ -5,16 +5,13 @@ use super::*;
 
 #[test]
 fn a_pi_made_message_reads_back_with_string_content_and_its_usage() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pi.jsonl");
     let lines = [
         r#"{"type":"session","version":3,"id":"pi-made","timestamp":"t","cwd":"/r"}"#,
         r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"a plain string","timestamp":7}}"#,
         r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":11,"output":22,"cacheRead":33,"cacheWrite":44,"totalTokens":110,"cost":{"input":0.5,"output":0.25,"cacheRead":0,"cacheWrite":0,"total":0.75}},"stopReason":"stop","timestamp":8}}"#,
         r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"compactionSummary","summary":"Earlier work.","tokensBefore":9000,"timestamp":9}}"#,
     ];
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let loaded = load(&path).unwrap();
+    let loaded = load_lines(&lines);
     let [
         Message::User(user),
         Message::Assistant(answer),
@@ -47,8 +44,6 @@ fn a_pi_made_message_reads_back_with_string_content_and_its_usage() {
 
 #[test]
 fn thinking_the_api_and_tool_details_read_back_as_pi_wrote_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pi.jsonl");
     let lines = [
         r#"{"type":"session","version":3,"id":"pi-made","timestamp":"t","cwd":"/r"}"#,
         r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"go","timestamp":1}}"#,
@@ -56,8 +51,7 @@ fn thinking_the_api_and_tool_details_read_back_as_pi_wrote_them() {
         r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"a"}],"details":null,"isError":false,"timestamp":3}}"#,
         r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"t","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"/r"}],"details":{"exitCode":0},"isError":false,"timestamp":4}}"#,
     ];
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let loaded = load(&path).unwrap();
+    let loaded = load_lines(&lines);
     let [
         _,
         Message::Assistant(answer),
@@ -92,8 +86,6 @@ fn entry(id: &str, parent: &str, message: &str) -> String {
 
 #[test]
 fn a_compaction_without_a_kept_entry_keeps_what_follows_it_and_only_messages_are_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pi.jsonl");
     let lines = [
         r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/r"}"#.to_string(),
         entry("a1", "null", r#"{"role":"user","content":"summarized away","timestamp":1}"#)
@@ -102,8 +94,7 @@ fn a_compaction_without_a_kept_entry_keeps_what_follows_it_and_only_messages_are
         r#"{"type":"custom","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"user","content":"not a message entry","timestamp":2}}"#.to_string(),
         entry("a4", "a3", r#"{"role":"user","content":"after","timestamp":3}"#),
     ];
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let loaded = load(&path).unwrap();
+    let loaded = load_lines(&lines);
     assert_eq!(
         user_texts(&loaded),
         ["The conversation so far, summarized:\n\nS.", "after"]
