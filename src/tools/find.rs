@@ -4,11 +4,11 @@
 //! A pattern without `/` matches the entry's name (`*.rs`); a pattern with `/` matches the
 //! path relative to the search root at any depth (`src/**/*.ts`), as `fd --glob` does in Pi.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -116,18 +116,18 @@ fn find(
         .filter(|n| n.0 > 0)
         .map_or(DEFAULT_LIMIT, |n| n.0 as usize);
     let found: Mutex<Vec<(String, bool)>> = Mutex::new(Vec::new());
-    walk::builder(root, policy).build_parallel().run(|| {
+    walk::visit(&walk::builder(root, policy), || {
         let found = &found;
         let pattern = &pattern;
         Box::new(move |entry| {
             if cancelled() {
-                return WalkState::Quit;
+                return ControlFlow::Break(());
             }
             let Ok(entry) = entry else {
-                return WalkState::Continue;
+                return ControlFlow::Continue(());
             };
             if entry.depth() == 0 {
-                return WalkState::Continue;
+                return ControlFlow::Continue(());
             }
             let rel = paths::relative_posix(root, entry.path());
             let name = entry.file_name().to_string_lossy();
@@ -135,7 +135,7 @@ fn find(
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
                 found.lock_or_recover().push((rel, is_dir));
             }
-            WalkState::Continue
+            ControlFlow::Continue(())
         })
     });
     if cancelled() {

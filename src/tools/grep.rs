@@ -1,17 +1,17 @@
 //! `grep {pattern, path?, glob?, ignoreCase?, literal?, context?, limit?}`: search contents
 //! in-process with ripgrep's own libraries (no `rg` binary needed).
 //!
-//! Files are searched in parallel; results are sorted by path so the same tree gives the same
+//! Files are searched in parallel when the tree is not small (see `walk`); results are sorted by path so the same tree gives the same
 //! output. Output lines are `path:LINE: text` for matches and `path-LINE- text` for context,
 //! like Pi's grep.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -180,7 +180,7 @@ pub(super) fn run_query(
 
     let found: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let matches = AtomicUsize::new(0);
-    walker.build_parallel().run(|| {
+    walk::visit(&walker, || {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
             .line_number(true)
@@ -192,25 +192,25 @@ pub(super) fn run_query(
         let matches = &matches;
         Box::new(move |entry| {
             if cancelled() || matches.load(Ordering::Relaxed) >= wanted {
-                return WalkState::Quit;
+                return ControlFlow::Break(());
             }
             let Ok(entry) = entry else {
-                return WalkState::Continue;
+                return ControlFlow::Continue(());
             };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
+                return ControlFlow::Continue(());
             }
             let policy = query.policy.as_deref();
             let opened = open_entry(entry.path(), entry.depth() > 0, policy);
             let Some(file) = opened else {
-                return WalkState::Continue;
+                return ControlFlow::Continue(());
             };
             if let Some(hits) = search_file(&mut searcher, &matcher, &file, entry.path(), wanted) {
                 let count = hits.lines.iter().filter(|h| h.is_match).count();
                 matches.fetch_add(count, Ordering::Relaxed);
                 found.lock_or_recover().push(hits);
             }
-            WalkState::Continue
+            ControlFlow::Continue(())
         })
     });
     if cancelled() {
