@@ -238,24 +238,28 @@ impl Shared {
     }
 
     /// Writes a line, while the stream is attached, and keeps it as a note of the run (a
-    /// heartbeat is only for the stream).
+    /// heartbeat is only for the stream). The note is kept before the line is written, and
+    /// under the same lock: a controller answers a line it has read, so the answer's own note
+    /// must not be kept before the note of the line it answers.
     fn emit(&self, event: &Event<'_>) {
         let Some(stream) = self.stream.lock_or_recover().clone() else {
             return;
         };
-        stream.emit(event);
         if matches!(event, Event::Heartbeat(_)) {
+            stream.emit(event);
             return;
         }
+        let mut notes = self.notes.lock_or_recover();
         if let Ok(serde_json::Value::Object(mut data)) = serde_json::to_value(event)
             && let Some(serde_json::Value::String(kind)) = data.remove("type")
         {
-            self.notes.lock_or_recover().push(RunNote {
+            notes.push(RunNote {
                 kind,
                 at_unix_ms: crate::events::now_millis(),
                 data: serde_json::Value::Object(data),
             });
         }
+        stream.emit(event);
     }
 }
 
