@@ -179,6 +179,15 @@ fn the_openai_provider_gets_no_identity_and_no_trace_lines() {
     assert!(!run.types().contains(&"trace_status".to_string()));
 }
 
+/// A reply in a run whose tool events a test counts, held back so that the tee has connected
+/// before the tools run and has sent their events before the run ends. The tee never holds a
+/// run up: events published after a connection attempt timed out, or still queued when the
+/// run ends, are dropped (and counted), which a debug build on a loaded machine could
+/// otherwise see here.
+fn delivery_time(reply: Reply) -> Reply {
+    delayed(Duration::from_millis(500), reply)
+}
+
 /// A real PULL socket, collecting messages in the background.
 pub(crate) struct Pull {
     pub(crate) endpoint: String,
@@ -243,7 +252,10 @@ fn tool_events_reach_a_pull_socket_over_ipc() {
     let dir = workspace();
     let socket = dir.path().join("ingest.sock");
     let pull = Pull::bind_at(&format!("ipc://{}", socket.display()));
-    let mock = MockLlm::start(vec![call("c-ls", "ls", "{}"), answer("done")]);
+    let mock = MockLlm::start(vec![
+        delivery_time(call("c-ls", "ls", "{}")),
+        delivery_time(answer("done")),
+    ]);
     let env = [("DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT", pull.endpoint.as_str())];
     let run = dynamo(dir.path(), &mock.url, &[], &env);
     run.assert_code(0);
@@ -266,14 +278,14 @@ fn tool_events_reach_a_real_pull_socket_as_v1_records() {
     let dir = workspace();
     let pull = Pull::bind();
     let mock = MockLlm::start(vec![
-        Reply::Sse(vec![
+        delivery_time(Reply::Sse(vec![
             role(),
             tool_call(0, "c-read", "read", "{\"path\":\"a.txt\"}"),
             tool_call(1, "c-miss", "read", "{\"path\":\"nope\"}"),
             finish("tool_calls"),
             done(),
-        ]),
-        answer("done"),
+        ])),
+        delivery_time(answer("done")),
     ]);
     let env = [
         ("DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT", pull.endpoint.as_str()),
@@ -344,8 +356,8 @@ fn after_a_switch_tool_events_use_the_flat_request_trace_shape() {
     let pull = Pull::bind();
     let mock = MockLlm::start(vec![
         status(400, AGENT_CONTEXT_400),
-        call("c1", "ls", "{}"),
-        answer("done"),
+        delivery_time(call("c1", "ls", "{}")),
+        delivery_time(answer("done")),
     ]);
     let env = [
         (

@@ -306,6 +306,18 @@ pub(crate) fn answer(t: &str) -> Reply {
     ])
 }
 
+/// `reply`, its body held back for `wait` first: time for work beside the model (a tee's
+/// connection, on a loaded machine) to happen before the run can end.
+pub(crate) fn delayed(wait: Duration, reply: Reply) -> Reply {
+    match reply {
+        Reply::Sse(mut frames) => {
+            frames.insert(0, Frame::Delay(wait));
+            Reply::Sse(frames)
+        }
+        _ => panic!("only a streamed reply can be held back"),
+    }
+}
+
 /// A complete message calling one tool.
 pub(crate) fn call(id: &str, name: &str, args: &str) -> Reply {
     Reply::Sse(vec![
