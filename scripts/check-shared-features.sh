@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 features() {
-  cargo tree --locked --offline -e "$1" -f '{p} [{f}]' --prefix none | sed 's/ (\*)$//' | sort -u
+  cargo tree --locked -e "$1" -f '{p} [{f}]' --prefix none | sed 's/ (\*)$//' | sort -u
 }
 release=$(mktemp)
 benches=$(mktemp)
