@@ -9,7 +9,7 @@
 # How: the release binary runs a few typical workloads under valgrind's callgrind (every
 # function executed, not a sample), and the file lists their symbols in the order first seen.
 # Symbols that a later change renames are skipped by the linker, so a stale file costs memory,
-# never correctness; `cargo bench --bench run` shows the peak RSS it buys.
+# never correctness; `cargo bench -- run` shows the peak RSS it buys.
 #
 # Needs valgrind and python3 (a stdlib mock server). Run from anywhere: bash scripts/symbol-order.sh
 set -euo pipefail
@@ -65,13 +65,10 @@ server = Server(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 EOF
-# The release build and the one `cargo bench` makes (profile `bench`) name their symbols
-# differently (the profile is part of every symbol's hash), and both should be laid out: the
-# file lists the functions of each.
+# `cargo bench` links this same binary (Cargo.toml gives both graphs one set of features), so
+# the benchmarks measure the layout the release build ships.
 cargo build --release --locked
 cp target/release/worker "$work/worker-release"
-cargo bench --locked --bench run --no-run
-cp target/release/worker "$work/worker-bench"
 
 coproc MOCK { exec python3 "$work/mock.py"; }
 mock_pid=$MOCK_PID
@@ -118,7 +115,6 @@ prompt="List the files here and read the README, then summarize."
 live=(run --model dynamo/mock-model --no-context-files)
 export DYNAMO_BASE_URL="http://127.0.0.1:$port/v1"
 workloads "$work/worker-release"
-workloads "$work/worker-bench"
 
 mkdir -p build
 python3 - "$work" "$n" > build/symbol-order.txt << 'EOF'
