@@ -1,4 +1,4 @@
-//! `cargo bench --bench fanout`: fanning a task out to 8 subagents in one run
+//! `cargo bench -- fanout`: fanning a task out to 8 subagents in one run
 //! (`--subagents`), against the same 8 pieces of work as 8 `worker run` processes started at
 //! once, on the same scripted server. Reports, for each, the wall time until all the work is
 //! answered, the peak RSS (summed over the processes), and the connections the server saw
@@ -7,15 +7,9 @@
 //!
 //! `BENCH_RUNS` sets the rounds (default 10).
 
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-#[path = "../tests/it/support/mock_llm.rs"]
-mod mock_llm;
-#[path = "support/runs.rs"]
-mod runs;
-#[path = "support/wait.rs"]
-mod wait;
+use crate::mock_llm;
+use crate::runs;
+use crate::wait;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -98,7 +92,7 @@ fn peers(mock: &MockLlm) -> usize {
         .len()
 }
 
-fn main() {
+pub(crate) fn main() {
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())

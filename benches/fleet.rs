@@ -1,4 +1,4 @@
-//! `cargo bench --bench fleet`: many `worker run` processes at once against one mock server,
+//! `cargo bench -- fleet`: many `worker run` processes at once against one mock server,
 //! as an orchestrator running a fleet would. Reports the completion rate, the p50 and p99
 //! wall time per run and the total of the runs' peak RSS, beside the same fleet of
 //! `/bin/true` measured in the same process (the cost of spawning that many processes on this
@@ -6,13 +6,8 @@
 //!
 //! `BENCH_FLEET` sets how many run at once (default 200).
 
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-#[path = "support/launcher.rs"]
-mod launcher;
-#[path = "../tests/it/support/mock_llm.rs"]
-mod mock_llm;
+use crate::launcher;
+use crate::mock_llm;
 
 use std::time::{Duration, Instant};
 
@@ -51,7 +46,7 @@ fn percentile(outcomes: &[Outcome], p: f64) -> f64 {
     walls[index]
 }
 
-fn main() {
+pub(crate) fn main() {
     let launcher = Launcher::start();
     let size: usize = std::env::var("BENCH_FLEET")
         .ok()

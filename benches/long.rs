@@ -1,12 +1,9 @@
-//! `cargo bench --bench long`: one long replayed run — many turns, each a bash call printing
+//! `cargo bench -- long`: one long replayed run — many turns, each a bash call printing
 //! 100 KB — at several lengths, to show that peak RSS grows only with the conversation the
 //! run must keep (each result is cut to 50 KB for the model), not with everything printed.
 //! Reports peak RSS per length beside the conversation's size, and the RSS a turn adds.
 //!
 //! `BENCH_TURNS` sets the longest run (default 300); the others are a half and a sixth of it.
-
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -72,7 +69,7 @@ fn run(fixture: &std::path::Path, dir: &std::path::Path) -> (u64, usize) {
     (kib, output.stdout.len())
 }
 
-fn main() {
+pub(crate) fn main() {
     let longest: usize = std::env::var("BENCH_TURNS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -1,4 +1,4 @@
-//! `cargo bench --bench mcp`: what MCP servers cost a run, against the same run without them
+//! `cargo bench -- mcp`: what MCP servers cost a run, against the same run without them
 //! in the same process, rounds alternating so noise falls on every variant alike.
 //!
 //! - Time to the first model request (from spawning worker to the scripted server receiving
@@ -12,17 +12,10 @@
 //! (`scripts/mcp-install.sh`; the cache is `WORKER_MCP_E2E`, default
 //! `~/.cache/worker-mcp-e2e`). `BENCH_RUNS` sets the rounds (default 10).
 
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-#[path = "../tests/it/support/mock_llm.rs"]
-mod mock_llm;
-#[path = "support/runs.rs"]
-mod runs;
+use crate::mock_llm;
+use crate::runs;
 // Only the wall time: the peak RSS wait4 reports counts what worker's servers used.
-#[path = "support/wait.rs"]
-#[allow(dead_code)]
-mod wait;
+use crate::wait;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -118,7 +111,7 @@ fn per_call_ms(cwd: &Path, config: &Path, tool: &str, args: &serde_json::Value) 
     (call, sample.wall.as_secs_f64() * 1000.0)
 }
 
-fn main() {
+pub(crate) fn main() {
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -1,4 +1,4 @@
-//! `cargo bench --bench peers` (`just bench-peers` sets everything up): worker against other
+//! `cargo bench -- peers` (`just bench-peers` sets everything up): worker against other
 //! one-shot coding-agent CLIs on the same scripted 3-turn task (list the files, read the
 //! README, answer) served by one local mock model, so only the harnesses' own cost is timed.
 //!
@@ -25,17 +25,9 @@
 //! `BENCH_PEERS` picks a subset (`codex,pi`); with `BENCH_KEEP` set, the scratch directory
 //! (fixture, homes, configs, each harness's last stdout and stderr) is kept and named.
 
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-#[path = "support/launcher.rs"]
-mod launcher;
-#[path = "../tests/it/support/mock_llm.rs"]
-mod mock_llm;
-#[path = "support/peer_mock.rs"]
-mod peer_mock;
-#[path = "support/wait.rs"]
-mod wait;
+use crate::launcher;
+use crate::peer_mock;
+use crate::wait;
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
@@ -371,7 +363,7 @@ fn medians(runs: &[Run], metric: impl Fn(&Sample) -> f64) -> f64 {
     median(&runs.iter().map(|r| metric(&r.sample)).collect::<Vec<_>>())
 }
 
-fn main() {
+pub(crate) fn main() {
     // First, while this process is small: every measured process is spawned from it.
     let launcher = Launcher::start();
 

@@ -1,4 +1,4 @@
-//! `cargo bench --bench run`: the release binary on a scripted 3-turn task against the
+//! `cargo bench -- run`: the release binary on a scripted 3-turn task against the
 //! in-process mock server (ls, read, answer), plus `--version`.
 //!
 //! Reports wall time per run, time from exec to the first model request, and peak RSS, each
@@ -17,13 +17,8 @@
 //!
 //! `BENCH_RUNS` sets the number of runs (default 30).
 
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-#[path = "support/launcher.rs"]
-mod launcher;
-#[path = "../tests/it/support/mock_llm.rs"]
-mod mock_llm;
+use crate::launcher;
+use crate::mock_llm;
 
 use std::process::Command;
 use std::time::Duration;
@@ -93,7 +88,7 @@ impl Variant {
     }
 }
 
-fn main() {
+pub(crate) fn main() {
     let launcher = Launcher::start();
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()

@@ -1,4 +1,4 @@
-//! `cargo bench --bench tee`: what the Dynamo tool-event tee costs.
+//! `cargo bench -- tee`: what the Dynamo tool-event tee costs.
 //!
 //! 1. Per event, in process: encoding a record to msgpack, and handing it to the relay.
 //! 2. Per run: the release binary replays a 10-turn, 30-tool-call task (no session file) three
@@ -9,15 +9,10 @@
 //!
 //! `BENCH_RUNS` (default 20) sets the rounds.
 
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::time::{Duration, Instant};
 
-#[path = "support/launcher.rs"]
-mod launcher;
-#[path = "support/runs.rs"]
-mod runs;
+use crate::launcher;
+use crate::runs;
 
 use launcher::{Cmd, Launcher, Sample};
 
@@ -138,7 +133,7 @@ fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-fn main() {
+pub(crate) fn main() {
     // First, while this process is small: the launcher's children inherit nothing of it.
     let launcher = Launcher::start();
     let runs: usize = std::env::var("BENCH_RUNS")

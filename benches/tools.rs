@@ -1,4 +1,4 @@
-//! `cargo bench --bench tools`: the in-process `grep` and `find` tools on a generated tree,
+//! `cargo bench -- tools`: the in-process `grep` and `find` tools on a generated tree,
 //! against `rg` / `fd` when installed and against the subprocess tools every machine has
 //! (`grep -rn`, `find -name`); the `bash` tool's overhead per call against spawning
 //! `bash -c` directly; a contained call (`--sandbox none`: a PID namespace per command) and
@@ -6,9 +6,6 @@
 //!
 //! `BENCH_TREE_FILES` (default 50000) sizes the tree, kept in `target/bench-tree-<N>` between
 //! runs; `BENCH_RUNS` (default 5) repeats each measurement.
-
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -111,7 +108,7 @@ fn best(samples: impl Iterator<Item = Duration>) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn main() {
+pub(crate) fn main() {
     let files: usize = std::env::var("BENCH_TREE_FILES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -1,4 +1,4 @@
-//! `cargo bench --bench turns`: what a turn costs as a run grows long. Replayed runs (no
+//! `cargo bench -- turns`: what a turn costs as a run grows long. Replayed runs (no
 //! server: only worker's own work is timed) of turns that each `read` a small file: the time a
 //! turn adds around turns 10, 100 and 1,000 (the difference between runs 200 turns apart,
 //! divided by 200, median of the rounds; CPU time, user plus system, which scheduling noise
@@ -11,17 +11,12 @@
 //! `BENCH_TURNS` sets the longest run (default 1000; the others are a tenth and a hundredth),
 //! `BENCH_RUNS` the rounds (default 9).
 
-// A benchmark stops on any failure; unwrapping is how it says so.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-#[path = "support/launcher.rs"]
-mod launcher;
-#[path = "support/runs.rs"]
-mod runs;
+use crate::launcher;
+use crate::runs;
 
 use launcher::{Cmd, Launcher};
 use runs::median;
@@ -77,7 +72,7 @@ fn run(launcher: &Launcher, dir: &Path, fixture: &Path, session: bool) -> (f64, 
     )
 }
 
-fn main() {
+pub(crate) fn main() {
     // First, while this process is small: see the launcher.
     let launcher = Launcher::start();
     let longest: usize = std::env::var("BENCH_TURNS")

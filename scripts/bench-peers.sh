@@ -22,7 +22,7 @@ export WORKER_PEERS_DIR=${WORKER_PEERS_DIR:-$HOME/.cache/worker-peers}
 bash scripts/peers-install.sh "$WORKER_PEERS_DIR"
 cargo build --release --locked
 # Everything the benchmark needs is built here: cargo cannot reach the network in the namespace.
-cargo bench --locked --bench peers --no-run
+cargo bench --locked --no-run
 
 ns=
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
@@ -46,10 +46,10 @@ fi
 if [ -n "$ns" ]; then
   echo "bench-peers: in network namespace $ns (loopback only; DNS: the benchmark's stub on 127.0.0.1:53)"
   # Ahead of background jobs (a build, say): the same for worker and the peers.
-  ip netns exec "$ns" nice -n -10 cargo bench --offline --locked --bench peers
+  ip netns exec "$ns" nice -n -10 cargo bench --offline --locked -- peers
 else
   echo "bench-peers: no network namespace (needs root and \`ip\`): running on plain loopback with" \
        "the system resolver (a harness that looks names up may wait on it)"
-  cargo bench --offline --locked --bench peers
+  cargo bench --offline --locked -- peers
 fi
 echo "bench-peers: done in ${SECONDS}s"

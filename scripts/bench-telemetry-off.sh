@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --locked --release --no-default-features --target-dir target/no-otel
-WORKER_BASELINE_BIN="$PWD/target/no-otel/release/worker" cargo bench --locked --bench run
+WORKER_BASELINE_BIN="$PWD/target/no-otel/release/worker" cargo bench --locked -- run

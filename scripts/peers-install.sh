@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the peer harnesses that `cargo bench --bench peers` compares worker with, pinned,
+# Installs the peer harnesses that `cargo bench -- peers` compares worker with, pinned,
 # from the npm registry, into a private directory (nothing global is touched):
 #
 #   scripts/peers-install.sh [dir]     (default: $WORKER_PEERS_DIR or ~/.cache/worker-peers)
