@@ -20,8 +20,9 @@ e2e-dynamo:
 e2e-mcp:
     bash scripts/mcp-e2e.sh
 
-bench:
-    cargo bench
+# Every benchmark, or the one named: `just bench run` (benches/suite.rs lists them).
+bench *name:
+    cargo bench -- {{name}}
 
 # worker against codex and Pi on one scripted task (installs them into ~/.cache; docs/PEERS.md).
 bench-peers:
