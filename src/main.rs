@@ -71,15 +71,20 @@ fn main() -> ExitCode {
     std::process::exit(status.into())
 }
 
-/// The async runtime; when the machine cannot give its threads, the warning is printed and
+/// The async runtime; when the machine cannot give it what it needs, the warning is printed and
 /// the status to exit with returned.
+///
+/// One thread: the loop, its I/O and every task it spawns run on the thread that started the
+/// run, so a reply that arrives wakes no other thread to hand it over. A run waits on the
+/// network and on child processes, not on the CPU; what blocks (file tools, DNS) runs on the
+/// runtime's blocking threads. A second stop is handled in the signal handler itself (see
+/// [`watch_signals`]), so a loop that cannot go on still ends at once.
 fn runtime() -> Result<tokio::runtime::Runtime, ExitStatus> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| {
-            // Not the caller's mistake: the machine could not give us threads.
+            // Not the caller's mistake: the machine could not give us an event queue.
             warn(&format!("cannot start the async runtime: {err}"));
             ExitStatus::Failed
         })
@@ -212,6 +217,11 @@ fn print_generated(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) ->
 
 /// First SIGINT/SIGTERM: abort the run (it ends its stream and exits 130/143). Second, or a
 /// signal after an `abort` command, or a second `abort` command: exit now.
+///
+/// The first stop goes through the loop, which winds down. A signal that must end the process
+/// at once is handled in the signal handler, not by a task: the task runs on the loop's
+/// thread, and a loop that cannot go on (blocked writing to a reader that stopped reading)
+/// would never run it.
 fn watch_signals(control: RunControl) {
     let (Ok(mut interrupt), Ok(mut terminate)) = (
         signal(SignalKind::interrupt()),
@@ -222,37 +232,58 @@ fn watch_signals(control: RunControl) {
         );
         return;
     };
+    exit_on_a_second_signal(&control);
     tokio::spawn(async move {
-        let hurried = control.clone();
         let first = tokio::select! {
             _ = interrupt.recv() => AbortReason::Interrupt,
             _ = terminate.recv() => AbortReason::Terminate,
-            () = hurried.hurried() => {
-                std::process::exit(exit_now(&control, AbortReason::Command));
+            () = control.hurried() => {
+                std::process::exit(exit_now(&control));
             }
         };
-        if control.is_aborted() {
-            // Already winding down (an abort command): this signal is the second stop.
-            std::process::exit(first.exit_status().into());
-        }
         control.abort(first);
-        let second = tokio::select! {
-            _ = interrupt.recv() => AbortReason::Interrupt,
-            _ = terminate.recv() => AbortReason::Terminate,
-            () = hurried.hurried() => AbortReason::Command,
-        };
-        std::process::exit(exit_now(&control, second));
+        // A second signal is the handler's; a second `abort` command is this task's.
+        control.hurried().await;
+        std::process::exit(exit_now(&control));
     });
 }
 
-/// The exit code of a second stop: a signal's own; a second abort command keeps the first
-/// stop's code.
-fn exit_now(control: &RunControl, second: AbortReason) -> i32 {
-    let reason = match second {
-        AbortReason::Command => control.reason().unwrap_or(second),
-        signal => signal,
-    };
-    reason.exit_status().into()
+/// Installs, beside the runtime's own handler, an action that ends the process at a second
+/// signal, or at a first one once the run was stopped another way (a command, the budget),
+/// with that signal's exit code.
+fn exit_on_a_second_signal(control: &RunControl) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SIGNALS: AtomicU32 = AtomicU32::new(0);
+    for (number, reason) in [
+        (nix::libc::SIGINT, AbortReason::Interrupt),
+        (nix::libc::SIGTERM, AbortReason::Terminate),
+    ] {
+        let control = control.clone();
+        let code = reason.exit_status().into();
+        let action = move || {
+            let earlier = SIGNALS.fetch_add(1, Ordering::SeqCst);
+            if earlier > 0 || control.reason().is_some() {
+                // SAFETY: `_exit` is async-signal-safe.
+                unsafe { nix::libc::_exit(code) };
+            }
+        };
+        // SAFETY: the action is async-signal-safe: it reads an atomic and a `OnceLock` (an
+        // atomic load once set), takes no lock, allocates nothing, and `_exit`s.
+        if unsafe { signal_hook_registry::register(number, action) }.is_err() {
+            warn(
+                "cannot install the second-signal handler; a second SIGINT/SIGTERM may wait for the run to wind down",
+            );
+        }
+    }
+}
+
+/// The exit code of a second `abort` command: the first stop's.
+fn exit_now(control: &RunControl) -> i32 {
+    control
+        .reason()
+        .unwrap_or(AbortReason::Command)
+        .exit_status()
+        .into()
 }
 
 /// `invalid value 'X' for --flag: why`, for a flag (or its variable) whose value its parser

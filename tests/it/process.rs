@@ -190,6 +190,42 @@ fn a_second_signal_exits_at_once() {
 }
 
 #[test]
+fn a_second_signal_ends_a_run_blocked_on_a_reader_that_stopped_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 MiB of answer: its events fill the stdout pipe, which this test never reads, so the
+    // loop blocks writing them and cannot wind down, whatever it was doing at the first signal.
+    let chunk = "x".repeat(16 * 1024);
+    let mut frames = vec![role()];
+    frames.extend((0..256).map(|_| text(&chunk)));
+    frames.extend([finish("stop"), done()]);
+    let mock = MockLlm::start(vec![Reply::Sse(frames)]);
+    let mut child = spawn_dynamo(dir.path(), &mock.url, &["q"]);
+    let asked = Instant::now();
+    while mock.requests().is_empty() {
+        assert!(asked.elapsed() < Duration::from_secs(20), "no request");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = Pid::from_raw(child.id().cast_signed());
+    kill(pid, Signal::SIGINT).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    kill(pid, Signal::SIGTERM).unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("a second signal did not end a run blocked on stdout");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(143));
+}
+
+#[test]
 fn a_reader_that_closes_stdout_ends_the_run_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let mut frames = vec![role()];
