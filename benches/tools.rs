@@ -241,12 +241,9 @@ fn sandbox(
         preflight(None).unwrap();
     }
     let setup = setup.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds);
-    // `--sandbox none` as the binary runs it: each command through `worker __contain`.
+    // `--sandbox none` as the binary runs it: each command contained.
     let mut contained_ctx = context(tree);
-    contained_ctx.bash.launcher = Some(vec![
-        env!("CARGO_BIN_EXE_worker").into(),
-        worker::sandbox::contain::CONTAIN_ARG.into(),
-    ]);
+    contained_ctx.bash.contain = Some(worker::tools::contain::Containment::new());
     let contained = Instant::now();
     for _ in 0..calls {
         let (_, text) = time_in(rt, bash, json!({"command": "true"}), contained_ctx.clone());

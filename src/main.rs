@@ -21,9 +21,9 @@ use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
 fn main() -> ExitCode {
     // `worker __sandbox …`: the sandbox launcher `bash` starts under --sandbox linux.
-    // `worker __contain …`: the same under --sandbox none, to contain what commands start.
-    let launched = worker::sandbox::launch::main_if_launcher()
-        .or_else(worker::sandbox::contain::main_if_contained);
+    // `worker __reap`: what a contained command's init becomes while background jobs run.
+    let launched =
+        worker::sandbox::launch::main_if_launcher().or_else(worker::tools::contain::main_if_reaper);
     if let Some(code) = launched {
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }

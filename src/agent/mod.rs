@@ -341,7 +341,7 @@ impl Session {
                     .confinement
                     .as_ref()
                     .map(|c| c.runner.clone()),
-                launcher: config.sandbox.launcher.clone(),
+                contain: config.sandbox.contain.clone(),
                 ..BashSettings::default()
             },
             policy: config

@@ -247,9 +247,7 @@ fn isolation(
         let confinement = super::sandbox::confine(args, None, env, &settings, cwd)?;
         bash.runner = Some(confinement.runner);
     } else {
-        bash.launcher = std::env::current_exe()
-            .ok()
-            .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
+        bash.contain = Some(crate::tools::contain::Containment::new());
     }
     Ok(bash)
 }

@@ -85,9 +85,7 @@ pub fn build_config(
             &config.cwd,
         )?);
     } else {
-        config.sandbox.launcher = std::env::current_exe()
-            .ok()
-            .map(|exe| vec![exe.into(), crate::sandbox::contain::CONTAIN_ARG.into()]);
+        config.sandbox.contain = Some(crate::tools::contain::Containment::new());
     }
     // After the sandbox: a server with a network allowance gets a sandbox runner of its own.
     mcp::add_mcp(args, env, &mut config, &mut warnings, profile_mcp_tools)?;

@@ -19,7 +19,7 @@ pub(super) fn sandbox_settings(args: &SandboxArgs) -> crate::sandbox::Settings {
         max_processes: None,
         write_scope: None,
         confinement: None,
-        launcher: None,
+        contain: None,
     }
 }
 

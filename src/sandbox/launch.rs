@@ -42,7 +42,7 @@ pub const LAUNCH_ARG: &str = "__sandbox";
 /// Where the launcher finds its [`Spec`].
 pub const SPEC_VAR: &str = "WORKER_SANDBOX_SPEC";
 /// The launcher's exit status when the sandbox could not be set up.
-pub const SETUP_FAILED: i32 = 126;
+pub use crate::tools::contain::SETUP_FAILED;
 
 /// What one sandboxed command may do.
 #[derive(Debug, Clone, Serialize, Deserialize)]

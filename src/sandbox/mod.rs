@@ -15,7 +15,6 @@ use crate::events::{SandboxState, SandboxStatus};
 use crate::tools::Runner;
 use crate::tools::access::PathPolicy;
 
-pub mod contain;
 pub mod launch;
 pub mod linux;
 pub mod proxy;
@@ -161,10 +160,9 @@ pub struct Settings {
     pub write_scope: Option<Vec<PathBuf>>,
     /// Set up for `linux`: what confines the tools.
     pub confinement: Option<Confinement>,
-    /// `none`: worker's own binary and [`contain::CONTAIN_ARG`], which start each command in a
-    /// PID namespace of its own so nothing it starts outlives worker. `None` (a library caller
-    /// whose binary is not worker's): commands start directly.
-    pub launcher: Option<Vec<std::ffi::OsString>>,
+    /// `none`: each command starts in a PID namespace of its own, so nothing it starts outlives
+    /// worker ([`crate::tools::contain`]). `None`: commands start directly.
+    pub contain: Option<crate::tools::contain::Containment>,
 }
 
 /// How the `linux` backend confines the tools of a run.

@@ -22,6 +22,7 @@ pub mod access;
 pub mod args;
 mod bash;
 pub mod confined;
+pub mod contain;
 mod define;
 mod edit;
 mod edit_match;
@@ -197,9 +198,9 @@ pub struct BashSettings {
     pub secrets: crate::secrets::Secrets,
     /// Runs commands instead of worker's own shell (a sandbox); `None`: the host shell.
     pub runner: Option<Runner>,
-    /// Without a runner: the program and arguments each command's shell is started through
-    /// (`worker __contain`, which contains what it starts); `None`: the shell starts directly.
-    pub launcher: Option<Vec<std::ffi::OsString>>,
+    /// Without a runner: each command starts contained ([`contain`]); `None`:
+    /// the shell starts directly.
+    pub contain: Option<contain::Containment>,
 }
 
 impl BashSettings {
@@ -217,7 +218,7 @@ impl Default for BashSettings {
             env: Vec::new(),
             secrets: crate::secrets::Secrets::default(),
             runner: None,
-            launcher: None,
+            contain: None,
         }
     }
 }

@@ -22,6 +22,7 @@ use tokio::process::{Child, Command};
 
 use crate::sync::LockExt;
 use crate::tools::Runner;
+use crate::tools::contain::Containment;
 
 pub(super) struct Spawned {
     pub child: Child,
@@ -38,16 +39,16 @@ pub(super) fn spawn(
     cwd: &Path,
     env: &[(String, Option<String>)],
     runner: Option<(&Runner, &Path)>,
-    launcher: Option<&[std::ffi::OsString]>,
+    contain: Option<&Containment>,
     watchdog: Option<RawFd>,
 ) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
-    let mut std_cmd = shell_command(command, cwd, env, runner, launcher, false);
+    let mut std_cmd = shell_command(command, cwd, env, runner, false);
     std_cmd
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer);
-    guard(&mut std_cmd, watchdog);
+    guard(&mut std_cmd, watchdog, unless_sandboxed(runner, contain));
     let mut cmd = Command::from(std_cmd);
     cmd.kill_on_drop(true);
     let child = cmd.spawn()?;
@@ -71,15 +72,15 @@ pub(super) fn spawn_service(
     cwd: &Path,
     env: &[(String, Option<String>)],
     runner: Option<(&Runner, &Path)>,
-    launcher: Option<&[std::ffi::OsString]>,
+    contain: Option<&Containment>,
     watchdog: Option<RawFd>,
 ) -> io::Result<(Child, Pid)> {
-    let mut std_cmd = shell_command(command, cwd, env, runner, launcher, true);
+    let mut std_cmd = shell_command(command, cwd, env, runner, true);
     std_cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    guard(&mut std_cmd, watchdog);
+    guard(&mut std_cmd, watchdog, unless_sandboxed(runner, contain));
     let mut cmd = Command::from(std_cmd);
     cmd.kill_on_drop(true);
     let child = cmd.spawn()?;
@@ -87,15 +88,14 @@ pub(super) fn spawn_service(
     Ok((child, pgid))
 }
 
-/// `shell -c command` in `cwd` with `env` applied, through the sandbox's runner or the
-/// containment launcher. `scrub`: without a runner (which scrubs by itself), start from the
-/// basic variables only instead of worker's whole environment.
+/// `shell -c command` in `cwd` with `env` applied, through the sandbox's runner when there is
+/// one. `scrub`: without a runner (which scrubs by itself), start from the basic variables
+/// only instead of worker's whole environment.
 fn shell_command(
     command: &str,
     cwd: &Path,
     env: &[(String, Option<String>)],
     runner: Option<(&Runner, &Path)>,
-    launcher: Option<&[std::ffi::OsString]>,
     scrub: bool,
 ) -> std::process::Command {
     if let Some((runner, scratch)) = runner {
@@ -107,14 +107,7 @@ fn shell_command(
             scratch,
         });
     }
-    let mut std_cmd = match launcher {
-        Some([program, args @ ..]) => {
-            let mut std_cmd = std::process::Command::new(program);
-            std_cmd.args(args).arg(shell());
-            std_cmd
-        }
-        _ => std::process::Command::new(shell()),
-    };
+    let mut std_cmd = std::process::Command::new(shell());
     std_cmd.arg("-c").arg(command).current_dir(cwd);
     if scrub {
         std_cmd.env_clear();
@@ -134,8 +127,13 @@ fn shell_command(
 }
 
 /// Its own process group, registered with the watchdog (when there is one) before it runs,
-/// and killed when the worker dies.
-fn guard(std_cmd: &mut std::process::Command, watchdog: Option<RawFd>) {
+/// killed when the worker dies, and contained when asked (last: the hooks before run in the
+/// containment's launcher, which leads the group).
+fn guard(
+    std_cmd: &mut std::process::Command,
+    watchdog: Option<RawFd>,
+    contain: Option<&Containment>,
+) {
     std_cmd.process_group(0);
     if let Some(fd) = watchdog {
         // SAFETY: `register` runs in the forked child before exec and only calls `write` on a
@@ -148,6 +146,17 @@ fn guard(std_cmd: &mut std::process::Command, watchdog: Option<RawFd>) {
         }
     }
     die_with_worker(std_cmd);
+    if let Some(contain) = contain {
+        contain.apply(std_cmd);
+    }
+}
+
+/// Containment is for commands without a sandbox: the sandbox's launcher contains by itself.
+fn unless_sandboxed<'a>(
+    runner: Option<(&Runner, &Path)>,
+    contain: Option<&'a Containment>,
+) -> Option<&'a Containment> {
+    contain.filter(|_| runner.is_none())
 }
 
 /// Makes the child die (SIGKILL) when the worker dies, so a worker killed without a chance to

@@ -154,3 +154,74 @@ fn a_command_that_traps_sigterm_gets_its_grace_in_every_sandbox_mode() {
         );
     }
 }
+
+/// The parent (host pid) of a process, from `/proc/PID/stat`.
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(") ")?;
+    rest.split(' ').nth(1)?.parse().ok()
+}
+
+#[test]
+fn a_background_job_that_writes_elsewhere_does_not_hold_a_contained_call() {
+    // Without containment the call ends with the shell. Contained, the namespace's init stays
+    // for the job, and must not keep the output pipe open either: the call would then wait
+    // out the 2 s output drain for a job that never writes to it.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mark = format!("30.{}1", std::process::id());
+    let command = format!("sleep {mark} > /dev/null 2>&1 & echo started");
+    let mock = MockLlm::start(vec![
+        call("c1", "bash", &json!({ "command": command }).to_string()),
+        answer("done"),
+    ]);
+    let run = crate::support::run_worker(
+        dir.path(),
+        &["--model", "dynamo/m", "--sandbox", "none"],
+        "go",
+        &[("DYNAMO_BASE_URL", mock.url.as_str())],
+    );
+    run.assert_code(0);
+    let end = &run.all("tool_execution_end")[0];
+    assert_eq!(end["result"]["content"][0]["text"], "started");
+    let waited = end["durationMs"].as_u64().unwrap();
+    assert!(
+        waited < 1000,
+        "the call took {waited} ms, waiting for a job that does not write to its output"
+    );
+    assert!(sleeping(&mark).is_empty(), "the job outlived the run");
+}
+
+#[test]
+fn an_init_that_stays_for_a_background_job_is_a_bare_reaper_not_a_copy_of_worker() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mark = format!("300.{}2", std::process::id());
+    let command = format!("sleep {mark} > /dev/null 2>&1 & echo started");
+    let mock = MockLlm::start(vec![
+        call("c1", "bash", &json!({ "command": command }).to_string()),
+        call("c2", "bash", &json!({ "command": "sleep 60" }).to_string()),
+    ]);
+    let mut cmd = worker_command(dir.path());
+    cmd.args(["run", "--model", "dynamo/m", "--sandbox", "none"])
+        .env("DYNAMO_BASE_URL", &mock.url);
+    let mut worker = spawn_quiet(cmd, "go");
+    let job = started(&mark)[0];
+    let init = parent_of(job).unwrap();
+    // Once the shell has ended, the init execs worker's binary to only reap.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let reaper = b"worker\0__reap\0".to_vec();
+    while std::fs::read(format!("/proc/{init}/cmdline")).ok() != Some(reaper.clone()) {
+        assert!(
+            Instant::now() < deadline,
+            "the init ({init}) never became a reaper"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(parent_of(job), Some(init), "the job left its init");
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(job) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!running(job), "the job outlived a killed worker");
+}
