@@ -162,6 +162,12 @@ fn parent_of(pid: i32) -> Option<i32> {
     rest.split(' ').nth(1)?.parse().ok()
 }
 
+/// A bash call that leaves `sleep DURATION` running in the background, writing nowhere.
+fn leaves_a_job(id: &str, duration: &str) -> Reply {
+    let command = format!("sleep {duration} > /dev/null 2>&1 & echo started");
+    call(id, "bash", &json!({ "command": command }).to_string())
+}
+
 #[test]
 fn a_background_job_that_writes_elsewhere_does_not_hold_a_contained_call() {
     // Without containment the call ends with the shell. Contained, the namespace's init stays
@@ -169,11 +175,7 @@ fn a_background_job_that_writes_elsewhere_does_not_hold_a_contained_call() {
     // out the 2 s output drain for a job that never writes to it.
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let mark = format!("30.{}1", std::process::id());
-    let command = format!("sleep {mark} > /dev/null 2>&1 & echo started");
-    let mock = MockLlm::start(vec![
-        call("c1", "bash", &json!({ "command": command }).to_string()),
-        answer("done"),
-    ]);
+    let mock = MockLlm::start(vec![leaves_a_job("c1", &mark), answer("done")]);
     let run = crate::support::run_worker(
         dir.path(),
         &["--model", "dynamo/m", "--sandbox", "none"],
@@ -195,9 +197,8 @@ fn a_background_job_that_writes_elsewhere_does_not_hold_a_contained_call() {
 fn an_init_that_stays_for_a_background_job_is_a_bare_reaper_not_a_copy_of_worker() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let mark = format!("300.{}2", std::process::id());
-    let command = format!("sleep {mark} > /dev/null 2>&1 & echo started");
     let mock = MockLlm::start(vec![
-        call("c1", "bash", &json!({ "command": command }).to_string()),
+        leaves_a_job("c1", &mark),
         call("c2", "bash", &json!({ "command": "sleep 60" }).to_string()),
     ]);
     let mut cmd = worker_command(dir.path());
