@@ -166,7 +166,7 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
                     std::process::exit(0);
                 }
             }
-            ignore_group_signals();
+            crate::tools::contain::ignore_group_signals();
             let code = wait_for(child);
             if let Some(cgroup) = cgroup {
                 cgroup.remove();
@@ -182,24 +182,6 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
                 }
             };
             std::process::exit(code)
-        }
-    }
-}
-
-/// A signal to the command's process group is for the command: the launcher lives until the
-/// command ends, so a command that traps SIGTERM keeps its grace period instead of being
-/// killed the moment its launcher goes.
-pub fn ignore_group_signals() {
-    use nix::sys::signal::{SigHandler, signal};
-    for sig in [
-        Signal::SIGTERM,
-        Signal::SIGINT,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-    ] {
-        // SAFETY: ignoring signals in a single-threaded process.
-        unsafe {
-            let _ = signal(sig, SigHandler::SigIgn);
         }
     }
 }

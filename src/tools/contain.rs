@@ -250,8 +250,8 @@ fn launcher(status: RawFd, init_writes: RawFd, init: libc::pid_t) -> ! {
 
 /// A signal to the command's process group is for the command: the launcher lives until the
 /// command ends, so a command that traps SIGTERM keeps its grace period instead of being
-/// killed the moment its launcher goes.
-fn ignore_group_signals() {
+/// killed the moment its launcher goes. (The sandbox's launcher does the same.)
+pub fn ignore_group_signals() {
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
         // SAFETY: ignoring one signal.
         unsafe { libc::signal(signal, libc::SIG_IGN) };
