@@ -219,8 +219,17 @@ impl PidsCgroup {
                 None
             }
         })?;
-        let dir = parent.join(format!("worker-sandbox-{}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
+        sweep_stale(&parent);
+        let dir = parent.join(format!("{CGROUP_PREFIX}{}", std::process::id()));
+        if let Err(err) = std::fs::create_dir(&dir) {
+            // A directory named after this live process's PID is a dead launcher's: PIDs are
+            // reused. Left in place, it would cost this command its cgroup.
+            if err.kind() != std::io::ErrorKind::AlreadyExists {
+                return None;
+            }
+            std::fs::remove_dir(&dir).ok()?;
+            std::fs::create_dir(&dir).ok()?;
+        }
         let cgroup = PidsCgroup { dir, parent };
         let joined = std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).and_then(|()| {
             std::fs::write(
@@ -245,6 +254,49 @@ impl PidsCgroup {
         );
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// The start of every launcher's cgroup name; the rest is the launcher's PID.
+const CGROUP_PREFIX: &str = "worker-sandbox-";
+
+/// Removes the cgroups of launchers that are gone. A launcher removes its own once its tree
+/// has ended, but one killed with its run (worker's `SIGKILL` reaches it as its parent-death
+/// signal) cannot, and its empty cgroup would stay until the machine restarts. The kernel
+/// refuses to remove a cgroup that still has processes, so only empty ones go; a launcher
+/// that is alive (or a PID reused by any process) keeps its own. A launcher in another PID
+/// namespace sharing this cgroup tree looks gone: its cgroup goes only if it is empty, which
+/// at worst leaves one of its commands with the init's count alone.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(CGROUP_PREFIX))
+            .and_then(|pid| pid.parse::<i32>().ok())
+            .filter(|pid| *pid > 0)
+        else {
+            continue;
+        };
+        if gone(pid) {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// Whether no live process has this PID: none at all, or a zombie (a killed launcher whose
+/// new parent has not reaped it yet).
+fn gone(pid: i32) -> bool {
+    if kill(Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH) {
+        return true;
+    }
+    // The state follows the command name, which is in parentheses and may hold anything.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('Z' | 'X')))
+    })
 }
 
 /// The launcher waits for the namespace's init and passes its status on. It reaps its other

@@ -1,6 +1,7 @@
 //! `--sandbox linux` through the binary: escape attempts by `bash` and by the file tools, each
 //! refused with a clear tool error while the run goes on; the network switch; the process
-//! limit; nothing left after a SIGKILL; and the preflight that refuses a kernel without what
+//! limit; nothing left after a SIGKILL, not even the command's cgroup once the next command
+//! starts; and the preflight that refuses a kernel without what
 //! the sandbox needs.
 
 use std::io::{Read, Write};
@@ -345,6 +346,91 @@ fn the_whole_tree_is_gone_after_the_worker_is_killed() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// The pids cgroup a sandboxed command reported from `/proc/self/cgroup`, as a directory.
+fn reported_cgroup(membership: &str) -> PathBuf {
+    let (controllers, path) = membership
+        .lines()
+        .filter(|line| line.contains("worker-sandbox-"))
+        .find_map(|line| {
+            let mut fields = line.splitn(3, ':');
+            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+            Some((controllers.to_string(), path.trim_start_matches('/').to_string()))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the command ran in no pids cgroup of the sandbox's (this test needs root with \
+                 cgroup v1's pids hierarchy, or a cgroup v2 tree that delegates pids):\n{membership}"
+            )
+        });
+    let root = if controllers.is_empty() {
+        PathBuf::from("/sys/fs/cgroup")
+    } else {
+        PathBuf::from("/sys/fs/cgroup/pids")
+    };
+    root.join(path)
+}
+
+/// A launcher killed with its worker cannot remove its pids cgroup (worker's SIGKILL reaches it
+/// as its parent-death signal), so the next sandboxed command removes such leftovers, and
+/// keeps a cgroup whose launcher's PID is alive.
+#[test]
+fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
+    let scene = scene();
+    let mock = MockLlm::start(vec![
+        bash("b1", "cat /proc/self/cgroup > cgroup.txt; sleep 60"),
+        answer("done"),
+    ]);
+    let mut command = crate::support::worker_command(&scene.repo);
+    command
+        .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
+        .env("DYNAMO_BASE_URL", &mock.url);
+    let mut child = crate::support::spawn_quiet(command, "report its cgroup and wait");
+    let report = scene.repo.join("cgroup.txt");
+    let started = std::time::Instant::now();
+    let membership = loop {
+        match std::fs::read_to_string(&report) {
+            Ok(text) if text.ends_with('\n') => break text,
+            _ => {
+                assert!(started.elapsed().as_secs() < 20, "the command never ran");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    };
+    let leftover = reported_cgroup(&membership);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while std::fs::read_to_string(leftover.join("cgroup.procs")).is_ok_and(|p| !p.is_empty()) {
+        assert!(
+            killed.elapsed().as_secs() < 5,
+            "the tree outlived the worker"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        leftover.is_dir(),
+        "the killed launcher's cgroup went by itself: {}",
+        leftover.display()
+    );
+    let mut alive = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let kept = leftover.with_file_name(format!("worker-sandbox-{}", alive.id()));
+    std::fs::create_dir(&kept).unwrap();
+
+    let mock = MockLlm::start(vec![bash("b1", "echo ok"), answer("done")]);
+    let run = sandboxed(&scene, &mock, &[], &[]);
+    let (swept, still) = (!leftover.exists(), kept.is_dir());
+    let _ = std::fs::remove_dir(&kept);
+    let _ = alive.kill();
+    let _ = alive.wait();
+    run.assert_code(0);
+    assert_eq!(results(&run)[0], ("ok".to_string(), false));
+    assert!(swept, "{} is still there", leftover.display());
+    assert!(still, "the cgroup of a live PID was removed");
 }
 
 #[test]
