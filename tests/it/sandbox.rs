@@ -304,6 +304,15 @@ fn allow_host_admits_only_the_named_hosts_through_the_proxy() {
     assert_eq!(status["allowedHttpHosts"], json!([allowed]));
 }
 
+/// A sandboxed run in the background, asking `mock` with `prompt`, for a test to kill.
+fn start_sandboxed(scene: &Scene, mock: &MockLlm, prompt: &str) -> std::process::Child {
+    let mut command = crate::support::worker_command(&scene.repo);
+    command
+        .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
+        .env("DYNAMO_BASE_URL", &mock.url);
+    crate::support::spawn_quiet(command, prompt)
+}
+
 #[test]
 fn the_whole_tree_is_gone_after_the_worker_is_killed() {
     let scene = scene();
@@ -315,11 +324,7 @@ fn the_whole_tree_is_gone_after_the_worker_is_killed() {
         ),
         answer("done"),
     ]);
-    let mut command = crate::support::worker_command(&scene.repo);
-    command
-        .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
-        .env("DYNAMO_BASE_URL", &mock.url);
-    let mut child = crate::support::spawn_quiet(command, "start a daemon");
+    let mut child = start_sandboxed(&scene, &mock, "start a daemon");
     let alive = || {
         let out = std::process::Command::new("pgrep")
             .args(["-f", &marker])
@@ -382,11 +387,7 @@ fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
         bash("b1", "cat /proc/self/cgroup > cgroup.txt; sleep 60"),
         answer("done"),
     ]);
-    let mut command = crate::support::worker_command(&scene.repo);
-    command
-        .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
-        .env("DYNAMO_BASE_URL", &mock.url);
-    let mut child = crate::support::spawn_quiet(command, "report its cgroup and wait");
+    let mut child = start_sandboxed(&scene, &mock, "report its cgroup and wait");
     let report = scene.repo.join("cgroup.txt");
     let started = std::time::Instant::now();
     let membership = loop {
