@@ -134,10 +134,13 @@ fn a_run_killed_at_any_moment_resumes_without_running_a_tool_twice() {
         let _ = child.kill();
         child.wait().unwrap();
 
-        let file = std::fs::read_dir(&sessions)
-            .ok()
-            .and_then(|mut entries| entries.next())
-            .map(|entry| entry.unwrap().path());
+        // A session file, not the header's staging file (`.session-*.tmp`), which a kill
+        // while the header is written leaves behind under its temporary name.
+        let file = std::fs::read_dir(&sessions).ok().and_then(|entries| {
+            entries
+                .map(|entry| entry.unwrap().path())
+                .find(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        });
         let Some(file) = file else {
             // Killed before the session file existed: nothing to resume, nothing ran.
             assert!(!dir.path().join("marks").exists(), "attempt {attempt}");
