@@ -18,6 +18,7 @@
 //! `BENCH_RUNS` sets the number of runs (default 30).
 
 use crate::launcher;
+use crate::layout;
 use crate::mock_llm;
 
 use std::process::Command;
@@ -37,6 +38,30 @@ fn ms(d: Duration) -> f64 {
 
 fn wall(samples: &[Sample]) -> f64 {
     median(samples.iter().map(|s| ms(s.wall)).collect())
+}
+
+/// Prints how much of the release link's symbol order the binary still has: what keeps the
+/// peak RSS row low (see `support/layout.rs`).
+fn symbol_order(binary: &str) {
+    let order = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("build/symbol-order.txt");
+    match layout::order_coverage(std::path::Path::new(binary), &order) {
+        Ok((found, listed)) => {
+            let share = found as f64 / listed.max(1) as f64;
+            let verdict = if share >= layout::FRESH_SHARE {
+                String::new()
+            } else {
+                format!(
+                    "   stale (below {:.0}%): run scripts/symbol-order.sh",
+                    layout::FRESH_SHARE * 100.0
+                )
+            };
+            println!(
+                "symbol order: {found} of {listed} listed functions in the binary ({:.0}%){verdict}",
+                share * 100.0
+            );
+        }
+        Err(err) => println!("symbol order: not checked: {err}"),
+    }
 }
 
 fn rss(samples: &[Sample]) -> f64 {
@@ -313,6 +338,7 @@ pub(crate) fn main() {
         "-",
         "-"
     );
+    symbol_order(&worker);
     println!(
         "\n3-turn run variants (ratio to the first, median of per-round ratios; target in brackets):"
     );

@@ -9,6 +9,8 @@
 
 #[path = "support/launcher.rs"]
 mod launcher;
+#[path = "support/layout.rs"]
+mod layout;
 #[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
 #[path = "support/peer_mock.rs"]

@@ -118,7 +118,7 @@ workloads "$work/worker-release"
 
 mkdir -p build
 python3 - "$work" "$n" > build/symbol-order.txt << 'EOF'
-import sys
+import re, sys
 work, count = sys.argv[1], int(sys.argv[2])
 seen, order = set(), []
 for i in range(1, count + 1):
@@ -127,8 +127,10 @@ for i in range(1, count + 1):
         if line.startswith("ob="):
             obj = line[3:].strip()
         elif line.startswith("fn=") and obj and obj.startswith(work + "/worker-"):
-            name = line[3:].strip()
-            if name not in seen and not name.startswith("0x"):
+            # callgrind marks a recursive call's level with `'N`, which no symbol has; an
+            # address or `(below main)` names no symbol at all.
+            name = re.sub(r"'[0-9]+$", "", line[3:].strip())
+            if name not in seen and not name.startswith(("0x", "(")):
                 seen.add(name)
                 order.append(name)
 print("\n".join(order))
