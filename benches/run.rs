@@ -41,7 +41,8 @@ fn wall(samples: &[Sample]) -> f64 {
 }
 
 /// Prints how much of the release link's symbol order the binary still has: what keeps the
-/// peak RSS row low (see `support/layout.rs`).
+/// peak RSS row low (see `support/layout.rs`). With `BENCH_STALE_LAYOUT_FAILS` set (CI sets
+/// it), a stale list fails the benchmark, so a change cannot land the memory it costs unseen.
 fn symbol_order(binary: &str) {
     let order = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("build/symbol-order.txt");
     match layout::order_coverage(std::path::Path::new(binary), &order) {
@@ -59,6 +60,12 @@ fn symbol_order(binary: &str) {
                 "symbol order: {found} of {listed} listed functions in the binary ({:.0}%){verdict}",
                 share * 100.0
             );
+            if !verdict.is_empty() && std::env::var_os("BENCH_STALE_LAYOUT_FAILS").is_some() {
+                eprintln!(
+                    "bench run: build/symbol-order.txt is stale; run scripts/symbol-order.sh and commit it"
+                );
+                std::process::exit(1);
+            }
         }
         Err(err) => println!("symbol order: not checked: {err}"),
     }
