@@ -13,7 +13,12 @@
 //! own file, continuing the chain.
 //!
 //! Files live in `--session-dir`, by default `$XDG_STATE_HOME/worker/sessions/<cwd-slug>/`
-//! (`~/.local/state/…`), named `<timestamp>_<session id>.jsonl`.
+//! (`~/.local/state/…`), named `<timestamp>_<session id>.jsonl`. A new file's header is
+//! written under a hidden staging name first (`.session-<pid>-<random>.tmp`); a run killed
+//! in that moment leaves the staging file behind, and the next lookup of the directory
+//! (`--continue`, `--resume ID`) removes it once its writer is gone and it is
+//! [`STAGING_ABANDONED_AFTER`] old. New runs do not list the directory, which grows by a file
+//! a run: looking costs them nothing.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -60,10 +65,8 @@ fn slug(cwd: &Path) -> String {
 /// `--session-dir` may hold the sessions of many working directories; as in Pi, `--continue`
 /// takes the newest whose header names this one, never another project's conversation.
 pub fn most_recent(dir: &Path, cwd: &Path) -> Option<PathBuf> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
+    entries(dir)?
+        .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .filter(|p| header_cwd(p).is_some_and(|of| Path::new(&of) == cwd))
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
@@ -92,15 +95,63 @@ fn header_cwd(path: &Path) -> Option<String> {
 /// The file of session `id` in `dir`, if there is one.
 pub fn find(dir: &Path, id: &str) -> Option<PathBuf> {
     let suffix = format!("_{id}.jsonl");
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(&suffix))
-        })
+    entries(dir)?.into_iter().find(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(&suffix))
+    })
+}
+
+/// How old an abandoned header staging file must be before a lookup removes it. A live
+/// writer's stays for one sync of a few bytes; this much longer covers a writer in another
+/// PID namespace sharing the directory (whose PID means nothing here) on a slow disk.
+pub const STAGING_ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The staging name's start: `.session-<pid>-`, so a lookup can tell whether its writer lives.
+const STAGING_PREFIX: &str = ".session-";
+const STAGING_SUFFIX: &str = ".tmp";
+
+/// The entries of a session directory, less the staging files of writers that are gone.
+fn entries(dir: &Path) -> Option<Vec<PathBuf>> {
+    let listed = std::fs::read_dir(dir).ok()?;
+    Some(
+        listed
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|path| !remove_if_abandoned(path))
+            .collect(),
+    )
+}
+
+/// Removes `path` when it is a header staging file whose writer is gone (no such process, or
+/// a name from before staging names carried one) and that is [`STAGING_ABANDONED_AFTER`]
+/// old. Whether it was removed.
+fn remove_if_abandoned(path: &Path) -> bool {
+    let Some(rest) = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .and_then(|name| name.strip_prefix(STAGING_PREFIX))
+        .filter(|rest| rest.ends_with(STAGING_SUFFIX))
+    else {
+        return false;
+    };
+    let writer = rest
+        .split_once('-')
+        .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        .filter(|pid| *pid > 0);
+    let writer_lives = writer.is_some_and(|pid| {
+        // EPERM: alive, someone else's.
+        !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        )
+    });
+    let old = std::fs::symlink_metadata(path)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age >= STAGING_ABANDONED_AFTER);
+    !writer_lives && old && std::fs::remove_file(path).is_ok()
 }
 
 #[derive(Serialize)]
@@ -169,8 +220,8 @@ impl SessionWriter {
         // header (which no reader could resume). Both happen on a thread while the run goes
         // on; entries appended meanwhile go to the same file.
         let mut staged = tempfile::Builder::new()
-            .prefix(".session-")
-            .suffix(".tmp")
+            .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
+            .suffix(STAGING_SUFFIX)
             .tempfile_in(dir)?;
         staged.write_all(&line)?;
         let (file, staged_path) = staged.keep().map_err(|err| err.error)?;

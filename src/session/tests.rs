@@ -493,3 +493,57 @@ fn user_texts(loaded: &Loaded) -> Vec<String> {
 }
 
 mod pi_files;
+
+#[test]
+fn a_lookup_removes_the_header_staging_files_of_killed_writers_once_they_are_old() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = crate::secrets::Secrets::default();
+    // Dropped, the writer has made the file appear under its name.
+    let session = SessionWriter::create(dir.path(), "s", dir.path(), None, secrets)
+        .unwrap()
+        .path()
+        .to_path_buf();
+    // A PID that is surely gone: a child's, reaped.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let gone = child.id();
+    child.wait().unwrap();
+    let long_ago = std::time::SystemTime::now() - STAGING_ABANDONED_AFTER * 2;
+    let staging = |name: &str, modified: std::time::SystemTime| {
+        let path = dir.path().join(name);
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_modified(modified).unwrap();
+        path
+    };
+    let abandoned = staging(&format!(".session-{gone}-AbC123.tmp"), long_ago);
+    let before_pids = staging(".session-XyZ789.tmp", long_ago);
+    let just_left = staging(
+        &format!(".session-{gone}-QrS456.tmp"),
+        std::time::SystemTime::now(),
+    );
+    let writer_alive = staging(
+        &format!(".session-{}-TuV012.tmp", std::process::id()),
+        long_ago,
+    );
+    let not_staging = staging(".session-notes.txt", long_ago);
+
+    assert_eq!(
+        most_recent(dir.path(), dir.path()).as_deref(),
+        Some(session.as_path())
+    );
+    assert!(
+        !abandoned.exists(),
+        "a gone writer's old staging file is left"
+    );
+    assert!(
+        !before_pids.exists(),
+        "an old staging file without a PID is left"
+    );
+    for kept in [&just_left, &writer_alive, &not_staging, &session] {
+        assert!(kept.exists(), "{} was removed", kept.display());
+    }
+
+    // `--session <id>` looks the same way.
+    let again = staging(&format!(".session-{gone}-DeF345.tmp"), long_ago);
+    assert_eq!(find(dir.path(), "s").as_deref(), Some(session.as_path()));
+    assert!(!again.exists());
+}

@@ -131,8 +131,19 @@ fn a_run_killed_at_any_moment_resumes_without_running_a_tool_twice() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         std::thread::sleep(std::time::Duration::from_millis(seed % 120));
+        let killed = child.id();
         let _ = child.kill();
         child.wait().unwrap();
+        // A staging file left behind names its writer, so a later lookup can tell it is gone.
+        for entry in std::fs::read_dir(&sessions).into_iter().flatten() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".tmp") {
+                assert!(
+                    name.starts_with(&format!(".session-{killed}-")),
+                    "attempt {attempt}: {name}"
+                );
+            }
+        }
 
         // A session file, not the header's staging file (`.session-*.tmp`), which a kill
         // while the header is written leaves behind under its temporary name.
