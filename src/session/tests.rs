@@ -516,6 +516,8 @@ fn a_lookup_removes_the_header_staging_files_of_killed_writers_once_they_are_old
     };
     let abandoned = staging(&format!(".session-{gone}-AbC123.tmp"), long_ago);
     let before_pids = staging(".session-XyZ789.tmp", long_ago);
+    // 0 names no process (to `kill`, it is the caller's process group, which lives).
+    let pid_zero = staging(".session-0-GhI678.tmp", long_ago);
     let just_left = staging(
         &format!(".session-{gone}-QrS456.tmp"),
         std::time::SystemTime::now(),
@@ -537,6 +539,10 @@ fn a_lookup_removes_the_header_staging_files_of_killed_writers_once_they_are_old
     assert!(
         !before_pids.exists(),
         "an old staging file without a PID is left"
+    );
+    assert!(
+        !pid_zero.exists(),
+        "an old staging file naming PID 0 is left"
     );
     for kept in [&just_left, &writer_alive, &not_staging, &session] {
         assert!(kept.exists(), "{} was removed", kept.display());
