@@ -673,3 +673,69 @@ fn an_mcp_tool_s_span_names_its_server_and_method() {
     let read = named(&spans, "worker.session");
     assert_eq!(string(read[0], "worker.tool.mcp_server"), None);
 }
+
+/// A metric keeps a bounded number of attribute sets in a run; the rest are counted under the
+/// SDK's overflow set, so nothing is lost from the totals. Tool names are the model's to
+/// choose: here it calls 300 that do not exist, each a set of its own.
+#[test]
+fn a_metric_keeps_256_attribute_sets_and_counts_the_rest_as_overflow() {
+    use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+    let collector = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![role()];
+    for i in 0..300 {
+        calls.push(tool_call(
+            i,
+            &format!("c{i}"),
+            &format!("no_such_tool_{i}"),
+            "{}",
+        ));
+    }
+    calls.extend([finish("tool_calls"), usage(100, 10, 0), done()]);
+    let mock = MockLlm::start(vec![Reply::Sse(calls), answer("done")]);
+    let run = run_worker(
+        dir.path(),
+        &[
+            "--model",
+            "dynamo/m",
+            "--otel",
+            "--otel-endpoint",
+            &collector.url,
+        ],
+        "call them",
+        &[("DYNAMO_BASE_URL", &mock.url)],
+    );
+    run.assert_code(0);
+    let metrics = collector.received.lock().unwrap().metrics();
+    let invocations: Vec<_> = metrics
+        .iter()
+        .flat_map(|r| r.resource_metrics.iter())
+        .flat_map(|r| r.scope_metrics.iter())
+        .flat_map(|s| s.metrics.iter())
+        .filter(|m| m.name == "worker.tool.invocations")
+        .flat_map(|m| match &m.data {
+            Some(Data::Sum(sum)) => sum.data_points.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(
+        invocations.len(),
+        257,
+        "256 tool names and the overflow set"
+    );
+    let value = |p: &opentelemetry_proto::tonic::metrics::v1::NumberDataPoint| match p.value {
+        Some(opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsInt(n)) => n,
+        _ => 0,
+    };
+    let overflow: Vec<_> = invocations
+        .iter()
+        .filter(|p| {
+            p.attributes
+                .iter()
+                .any(|kv| kv.key == "otel.metric.overflow")
+        })
+        .collect();
+    assert_eq!(overflow.len(), 1);
+    assert_eq!(value(overflow[0]), 300 - 256);
+    assert_eq!(invocations.iter().map(value).sum::<i64>(), 300);
+}
