@@ -20,6 +20,10 @@
 //! stack, every library and every mapping are still placed at random (SECURITY.md says so).
 //! `WORKER_PIE=1` keeps a position-independent executable.
 //!
+//! The build also lists the providers the bundled price table prices
+//! (`$OUT_DIR/priced_providers.rs`), so that a run whose provider has no list prices (every
+//! `dynamo/…` run) learns so without reading the 100 KiB table.
+//!
 //! The options are given only to a linker known to take them: rustc's own `rust-lld`, the default
 //! for x86_64 Linux since Rust 1.90, when no other linker is configured.
 //! `WORKER_NO_SYMBOL_ORDER=1` turns all of it off.
@@ -29,6 +33,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn main() {
+    priced_providers();
     println!("cargo:rerun-if-changed=build/symbol-order.txt");
     println!("cargo:rerun-if-env-changed=WORKER_NO_SYMBOL_ORDER");
     println!("cargo:rerun-if-env-changed=WORKER_PIE");
@@ -54,6 +59,31 @@ fn main() {
             // After rustc's own `-pie`: the compiler driver takes the last of the two.
             println!("cargo:rustc-link-arg-bin=worker=-no-pie");
         }
+    }
+}
+
+/// Writes `PRICED_PROVIDERS`, the sorted providers of `prices/models.json`'s keys. The table is
+/// written by `scripts/prices-from-pi.sh` with one `"provider/model": {…}` entry per line;
+/// `llm::pricing`'s tests check the list against the parsed table.
+fn priced_providers() {
+    println!("cargo:rerun-if-changed=prices/models.json");
+    let table = Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
+        .join("prices")
+        .join("models.json");
+    let text = std::fs::read_to_string(&table).unwrap_or_default();
+    let mut providers: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("    \""))
+        .filter_map(|key| key.split_once('/').map(|(provider, _)| provider))
+        .collect();
+    providers.sort_unstable();
+    providers.dedup();
+    let list = format!(
+        "/// The providers `prices/models.json` prices, sorted.\npub(crate) const PRICED_PROVIDERS: &[&str] = &{providers:?};\n"
+    );
+    let out = Path::new(&env::var("OUT_DIR").unwrap_or_default()).join("priced_providers.rs");
+    if let Err(err) = std::fs::write(&out, list) {
+        println!("cargo:warning=cannot write {}: {err}", out.display());
     }
 }
 

@@ -22,6 +22,20 @@ fn the_bundled_table_prices_snapshots_by_family_and_nothing_else() {
     );
 }
 
+#[test]
+fn the_build_lists_every_provider_of_the_bundled_table_and_no_other() {
+    let mut providers: Vec<&str> = bundled_models()
+        .keys()
+        .filter_map(|key| key.split_once('/').map(|(provider, _)| provider))
+        .collect();
+    providers.sort_unstable();
+    providers.dedup();
+    assert!(providers.len() > 10, "{providers:?}");
+    assert_eq!(PRICED_PROVIDERS, providers.as_slice());
+    assert!(!lists_provider("dynamo"));
+    assert!(lists_provider("anthropic"));
+}
+
 /// Pi's model registry, as `scripts/prices-from-pi.sh` pins it.
 const SCRIPT: &str = include_str!("../../../scripts/prices-from-pi.sh");
 
