@@ -9,11 +9,19 @@ impl Session {
     pub(super) async fn agent_loop(
         &mut self,
         prompt: String,
+        definitions_job: Option<tokio::task::JoinHandle<WireTools>>,
         shared_transport: &Arc<dyn Transport>,
         provider: &str,
         model: &str,
     ) -> Ending {
-        let mut plan = self.plan(shared_transport.as_ref(), provider, model);
+        let tools = match definitions_job {
+            Some(job) => match job.await {
+                Ok(tools) => tools,
+                Err(_) => definitions(&self.tools),
+            },
+            None => definitions(&self.tools),
+        };
+        let mut plan = self.plan(shared_transport.as_ref(), provider, model, tools);
         let info = RunInfo {
             session_id: self.session_id.as_str(),
             provider,
@@ -45,6 +53,7 @@ impl Session {
         transport: &'a dyn Transport,
         provider: &'a str,
         model: &'a str,
+        tools: WireTools,
     ) -> Plan<'a> {
         let today: String = now_rfc3339().chars().take(10).collect();
         let mut sections: Vec<String> = self
@@ -80,7 +89,7 @@ impl Session {
             provider,
             model,
             system_prompt,
-            tools: definitions(&self.tools),
+            tools,
             decorators: self
                 .config
                 .extensions
@@ -124,6 +133,21 @@ impl Session {
 }
 
 /// The `tools` of every request: each tool's name, description and JSON Schema.
+/// The tools' definitions, built on the blocking pool while the run reaches its model server
+/// (client, model listing, extensions): building the schemas is the largest piece of work
+/// before the first request, and that wait is a network round trip. `None` where nothing is
+/// waited for (a replay, a child run on its parent's connection): they are built in place.
+pub(super) fn definitions_meanwhile(
+    config: &RunConfig,
+    tools: &ToolSet,
+) -> Option<tokio::task::JoinHandle<WireTools>> {
+    if config.parent.is_some() || !matches!(config.model, ModelSource::Http { .. }) {
+        return None;
+    }
+    let tools = tools.clone();
+    Some(tokio::task::spawn_blocking(move || definitions(&tools)))
+}
+
 pub(super) fn definitions(tools: &ToolSet) -> WireTools {
     let definitions: Vec<ToolDefinition<'_>> = tools
         .iter()
