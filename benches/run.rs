@@ -272,6 +272,7 @@ pub(crate) fn main() {
     let mut version = Vec::new();
     let mut version_baseline = Vec::new();
     let mut first_request = Vec::new();
+    let mut first_request_baseline = Vec::new();
     for round in 0..runs {
         baseline.push(launcher.run(&Cmd::new("/bin/true")));
         version.push(launcher.run(&Cmd::new(&worker).arg("--version")));
@@ -286,10 +287,16 @@ pub(crate) fn main() {
             let input = variant.stdin.as_deref().unwrap_or(prompt);
             let sample = launcher.run(&task(&variant.binary, &variant.args, input));
             assert_eq!(sample.code, 0, "{} failed", variant.label);
-            if i == 0 {
+            // The reference run, and the baseline build's when one is given (the variant after it).
+            if i == 0 || (i == 1 && baseline_bin.is_some()) {
                 let requests = mock.requests();
                 assert_eq!(requests.len(), 3, "3 model requests per run");
-                first_request.push(ms(requests[0].at.duration_since(sample.started)));
+                let first = ms(requests[0].at.duration_since(sample.started));
+                if i == 0 {
+                    first_request.push(first);
+                } else {
+                    first_request_baseline.push(first);
+                }
             }
             variant.samples.push(sample);
         }
@@ -338,6 +345,16 @@ pub(crate) fn main() {
         "-",
         "<= 2 ms"
     );
+    if !first_request_baseline.is_empty() {
+        let baseline_first = median(first_request_baseline);
+        println!(
+            "{:<40} {:>8.2}ms {:>11.2}x {:>12}",
+            "  baseline build's (vs worker)",
+            baseline_first,
+            baseline_first / first,
+            "-"
+        );
+    }
     println!(
         "{:<40} {:>8.2}ms {:>11.1}x {:>12}",
         "3-turn run (ls, read, answer)",
