@@ -15,6 +15,7 @@ use axum::routing::post;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::metrics::v1::Metric;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
@@ -104,17 +105,21 @@ impl Collector {
             .collect()
     }
 
-    pub(crate) fn metric_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .received
+    /// Every metric of every export, in the order received.
+    fn metrics(&self) -> Vec<Metric> {
+        self.received
             .lock()
             .unwrap()
             .metrics()
-            .iter()
-            .flat_map(|r| r.resource_metrics.iter())
-            .flat_map(|r| r.scope_metrics.iter())
-            .flat_map(|s| s.metrics.iter().map(|m| m.name.clone()))
-            .collect();
+            .into_iter()
+            .flat_map(|r| r.resource_metrics)
+            .flat_map(|r| r.scope_metrics)
+            .flat_map(|s| s.metrics)
+            .collect()
+    }
+
+    pub(crate) fn metric_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.metrics().into_iter().map(|m| m.name).collect();
         names.sort();
         names.dedup();
         names
@@ -187,6 +192,21 @@ pub(crate) fn run_with(
     let mut env = env.to_vec();
     env.push(("DYNAMO_BASE_URL", &mock.url));
     (run_worker(dir.path(), &args, "read the files", &env), mock)
+}
+
+/// A run of `--model dynamo/m` against `mock`, exporting to `collector`, in an empty directory,
+/// with `extra` flags.
+fn run_exporting(collector: &Collector, mock: &MockLlm, extra: &[&str], prompt: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "--model",
+        "dynamo/m",
+        "--otel",
+        "--otel-endpoint",
+        &collector.url,
+    ];
+    args.extend_from_slice(extra);
+    run_worker(dir.path(), &args, prompt, &[("DYNAMO_BASE_URL", &mock.url)])
 }
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -361,20 +381,8 @@ fn content_is_exported_only_when_asked_for() {
 #[test]
 fn a_failed_run_marks_the_session_span_as_an_error() {
     let collector = Collector::start();
-    let dir = tempfile::tempdir().unwrap();
     let mock = MockLlm::start(vec![status(401, "{\"error\":{\"message\":\"bad key\"}}")]);
-    let run = run_worker(
-        dir.path(),
-        &[
-            "--model",
-            "dynamo/m",
-            "--otel",
-            "--otel-endpoint",
-            &collector.url,
-        ],
-        "q",
-        &[("DYNAMO_BASE_URL", &mock.url)],
-    );
+    let run = run_exporting(&collector, &mock, &[], "q");
     run.assert_code(1);
     let spans = collector.spans();
     let session = named(&spans, "worker.session")[0];
@@ -580,7 +588,6 @@ fn control_records_are_span_events_of_the_session() {
 #[test]
 fn a_subagent_s_spans_nest_under_the_task_call_that_started_it() {
     let collector = Collector::start();
-    let dir = tempfile::tempdir().unwrap();
     let mock = MockLlm::start(vec![
         call(
             "t1",
@@ -591,19 +598,7 @@ fn a_subagent_s_spans_nest_under_the_task_call_that_started_it() {
         answer("two files"),
         answer("the child saw two files"),
     ]);
-    let run = run_worker(
-        dir.path(),
-        &[
-            "--model",
-            "dynamo/m",
-            "--otel",
-            "--otel-endpoint",
-            &collector.url,
-            "--subagents",
-        ],
-        "delegate",
-        &[("DYNAMO_BASE_URL", mock.url.as_str())],
-    );
+    let run = run_exporting(&collector, &mock, &["--subagents"], "delegate");
     run.assert_code(0);
     let spans = collector.spans();
     let sessions = named(&spans, "worker.session");
@@ -681,7 +676,6 @@ fn an_mcp_tool_s_span_names_its_server_and_method() {
 fn a_metric_keeps_256_attribute_sets_and_counts_the_rest_as_overflow() {
     use opentelemetry_proto::tonic::metrics::v1::metric::Data;
     let collector = Collector::start();
-    let dir = tempfile::tempdir().unwrap();
     let mut calls = vec![role()];
     for i in 0..300 {
         calls.push(tool_call(
@@ -693,28 +687,14 @@ fn a_metric_keeps_256_attribute_sets_and_counts_the_rest_as_overflow() {
     }
     calls.extend([finish("tool_calls"), usage(100, 10, 0), done()]);
     let mock = MockLlm::start(vec![Reply::Sse(calls), answer("done")]);
-    let run = run_worker(
-        dir.path(),
-        &[
-            "--model",
-            "dynamo/m",
-            "--otel",
-            "--otel-endpoint",
-            &collector.url,
-        ],
-        "call them",
-        &[("DYNAMO_BASE_URL", &mock.url)],
-    );
+    let run = run_exporting(&collector, &mock, &[], "call them");
     run.assert_code(0);
-    let metrics = collector.received.lock().unwrap().metrics();
-    let invocations: Vec<_> = metrics
-        .iter()
-        .flat_map(|r| r.resource_metrics.iter())
-        .flat_map(|r| r.scope_metrics.iter())
-        .flat_map(|s| s.metrics.iter())
+    let invocations: Vec<_> = collector
+        .metrics()
+        .into_iter()
         .filter(|m| m.name == "worker.tool.invocations")
-        .flat_map(|m| match &m.data {
-            Some(Data::Sum(sum)) => sum.data_points.clone(),
+        .flat_map(|m| match m.data {
+            Some(Data::Sum(sum)) => sum.data_points,
             _ => Vec::new(),
         })
         .collect();
