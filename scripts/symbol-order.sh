@@ -82,7 +82,7 @@ n=0
 profile() {
   n=$((n + 1))
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.$n" --dump-instr=no --compress-strings=no --demangle=no \
-    "$@" > /dev/null 2> "$work/valgrind.$n" < /dev/null || {
+    "$@" > /dev/null 2> "$work/valgrind.$n" < "${PROFILE_STDIN:-/dev/null}" || {
     echo "symbol-order: workload $n failed: $*" >&2
     tail -5 "$work/valgrind.$n" >&2
     exit 1
@@ -99,6 +99,12 @@ workloads() {
     --otel --otel-endpoint "http://127.0.0.1:$port/otlp" "$prompt"
   DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT="tcp://127.0.0.1:9" \
     profile "$bin" "${live[@]}" --cwd "$work/project" --no-session "$prompt"
+  # Live control: the prompt as the channel's first command, and a heartbeat.
+  python3 -c 'import json, sys; print(json.dumps({"type": "prompt", "message": sys.argv[1]}))' \
+    "$prompt" > "$work/control.jsonl"
+  PROFILE_STDIN="$work/control.jsonl" \
+    profile "$bin" "${live[@]}" --cwd "$work/project" --no-session --control stdin
+  profile "$bin" "${live[@]}" --cwd "$work/project" --no-session --heartbeat 1s "$prompt"
   for fixture in quickstart tools-tour; do
     copy="$work/$fixture"
     rm -rf "$copy"
