@@ -44,12 +44,6 @@ use instruments::Instruments;
 /// The instrumentation scope: the program that instruments, whatever the namespace.
 const SCOPE: &str = "worker";
 const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
-/// The attribute sets one metric keeps in a run; measurements with a further set are counted
-/// under the SDK's overflow set (`otel.metric.overflow`). A run's sets number a handful (a
-/// model, four token types) plus one per tool name, and a request offers at most 128 tools.
-/// The SDK sizes each metric's table for its limit up front: at its default of 2,000 that is a
-/// 136 KiB mapping per metric, mapped and unmapped in every run.
-const METRIC_ATTRIBUTE_SETS: usize = 256;
 
 #[derive(Default)]
 struct State {
@@ -174,12 +168,7 @@ impl Otel {
                 settings.batching,
             );
             let provider = SdkMeterProvider::builder()
-                .with_view(|_: &opentelemetry_sdk::metrics::Instrument| {
-                    opentelemetry_sdk::metrics::Stream::builder()
-                        .with_cardinality_limit(METRIC_ATTRIBUTE_SETS)
-                        .build()
-                        .ok()
-                })
+                .with_view(instruments::bounded_attribute_sets)
                 .with_reader(pipe.reader())
                 .with_resource(resource)
                 .build();

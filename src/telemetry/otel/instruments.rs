@@ -2,6 +2,7 @@
 //! its namespace.
 
 use opentelemetry::metrics::{Counter, Histogram};
+use opentelemetry_sdk::metrics::{Instrument, Stream};
 
 use super::super::names::{gen_ai, own};
 
@@ -57,4 +58,20 @@ impl Instruments {
                 .build(),
         }
     }
+}
+
+/// The attribute sets one metric keeps in a run; measurements with a further set are counted
+/// under the SDK's overflow set (`otel.metric.overflow`). A run's sets number a handful (a
+/// model, four token types) plus one per tool name, and a request offers at most 128 tools.
+/// The SDK sizes each metric's table for its limit up front: at its default of 2,000 that is a
+/// 136 KiB mapping per metric, mapped and unmapped in every run.
+const ATTRIBUTE_SETS: usize = 256;
+
+/// The view every metric is recorded through: the default stream, with at most
+/// [`ATTRIBUTE_SETS`] attribute sets.
+pub(super) fn bounded_attribute_sets(_: &Instrument) -> Option<Stream> {
+    Stream::builder()
+        .with_cardinality_limit(ATTRIBUTE_SETS)
+        .build()
+        .ok()
 }
