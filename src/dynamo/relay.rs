@@ -105,35 +105,10 @@ pub struct RelayError {
     pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
-/// A ZeroMQ endpoint (`tcp://HOST:PORT` or `ipc://PATH`), read as zmq.rs reads one, without
-/// its parser: that compiles two regular expressions first, a third of a short run's
-/// instructions.
+/// A ZeroMQ endpoint (`tcp://HOST:PORT` or `ipc://PATH`), read as zmq.rs reads one when it
+/// connects.
 pub fn parse_endpoint(text: &str) -> Result<Endpoint, Box<dyn std::error::Error + Send + Sync>> {
-    let (transport, address) = text
-        .split_once("://")
-        .filter(|(transport, address)| {
-            !transport.is_empty()
-                && transport.bytes().all(|b| b.is_ascii_lowercase())
-                && !address.is_empty()
-        })
-        .ok_or("Invalid Syntax: Could not parse transport")?;
-    match transport {
-        "tcp" => {
-            let (host, port) = address
-                .rsplit_once(':')
-                .filter(|(host, port)| {
-                    !host.is_empty() && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
-                })
-                .ok_or("Invalid Syntax: Could not parse host and port")?;
-            let port: u16 = port
-                .parse()
-                .map_err(|_| "Invalid Syntax: Port must be a u16 but was out of range")?;
-            let host: Host = host.parse().map_err(|err| format!("{err}"))?;
-            Ok(Endpoint::Tcp(host, port))
-        }
-        "ipc" => Ok(Endpoint::Ipc(Some(address.into()))),
-        other => Err(format!("Unknown transport type {other}").into()),
-    }
+    Ok(text.parse::<Endpoint>()?)
 }
 
 /// The tool-event sender: a bounded queue in front of the background task that owns the
