@@ -2,7 +2,8 @@
 //! as an orchestrator running a fleet would. Reports the completion rate, the p50 and p99
 //! wall time per run and the total of the runs' peak RSS, beside the same fleet of
 //! `/bin/true` measured in the same process (the cost of spawning that many processes on this
-//! machine right now).
+//! machine right now). The spread (p99 over p50) is given for both: how evenly the machine
+//! shares its cores among that many processes is its own, and `/bin/true`'s spread shows it.
 //!
 //! `BENCH_FLEET` sets how many run at once (default 200).
 
@@ -72,6 +73,7 @@ pub(crate) fn main() {
     let p50 = percentile(&runs, 0.5);
     let p99 = percentile(&runs, 0.99);
     let base50 = percentile(&baseline, 0.5);
+    let base99 = percentile(&baseline, 0.99);
     println!("fleet benchmark: {size} concurrent runs against one mock (baseline = /bin/true)");
     println!(
         "  completed                        {completed}/{size} ({:.1}%)",
@@ -81,7 +83,12 @@ pub(crate) fn main() {
         "  wall per run, p50                {p50:>8.1} ms   ({:.1}x /bin/true's p50 {base50:.1} ms)",
         p50 / base50
     );
-    println!("  wall per run, p99                {p99:>8.1} ms");
+    println!("  wall per run, p99                {p99:>8.1} ms   (/bin/true's p99 {base99:.1} ms)");
+    println!(
+        "  spread, p99/p50                  {:>8.2}      (/bin/true's {:.2})",
+        p99 / p50,
+        base99 / base50
+    );
     println!(
         "  whole fleet                      {:>8.1} ms   (/bin/true fleet {:.1} ms)",
         total.as_secs_f64() * 1000.0,
