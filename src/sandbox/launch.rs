@@ -6,7 +6,9 @@
 //!    mapping worker's uid and gid to themselves;
 //! 2. forks the namespace's init (PID 1), which dies with the launcher (`PDEATHSIG`), and the
 //!    launcher dies with worker, so the whole tree goes when worker does: the kernel kills
-//!    every process of a PID namespace when its init exits, `setsid` or not;
+//!    every process of a PID namespace when its init exits, `setsid` or not. Where it can, the
+//!    launcher moves the init into a pids cgroup of the command's own while the init builds the
+//!    view below, and the init starts nothing until it is told the move is done;
 //! 3. in the init, in a mount namespace of its own: mounts a fresh `/proc` (the tree sees
 //!    only itself: no worker to signal), builds the command's view of the filesystem
 //!    ([`super::view`]: private temp directories, credentials covered, everything read-only
@@ -22,10 +24,13 @@
 //! command never runs unconfined.
 
 use std::ffi::{CString, OsString};
+use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use nix::fcntl::OFlag;
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::signal::{SigSet, Signal, kill};
@@ -111,8 +116,9 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
         })?;
     // SAFETY: single-threaded here (a fresh exec), so changing the environment is sound.
     unsafe { std::env::remove_var(SPEC_VAR) };
-    // Before the namespaces: only the real user may make a cgroup. Its hard cap sits a little
-    // above the init's limit, so the init notices first and stops the tree with a message.
+    // Before the namespaces: only the real user may make a cgroup (and the kernel checks a move
+    // into it against whoever opened its process list). Its hard cap sits a little above the
+    // init's limit, so the init notices first and stops the tree with a message.
     let cap = spec
         .max_processes
         .saturating_add(spec.max_processes / 8 + 8);
@@ -154,9 +160,20 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
         None::<&str>,
     )
     .map_err(|source| LaunchError::PrivateMounts { source })?;
+    // The init starts the command once the launcher writes to this pipe.
+    let (admitted, admit) =
+        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|source| LaunchError::Pipe { source })?;
     // SAFETY: single-threaded; the child only continues this function's plain code.
     match unsafe { fork() }.map_err(|source| LaunchError::Fork { source })? {
         ForkResult::Parent { child } => {
+            drop(admitted);
+            // The init is moved while it builds the view: the move waits for an RCU grace
+            // period of the kernel's. The launcher itself stays out, so once the tree is gone
+            // the cgroup is empty and goes without a second move.
+            let cgroup = cgroup.and_then(|cgroup| cgroup.admit(child));
+            // In or not (then the init's own count stands alone), the init goes on; if it
+            // cannot be told, it ends without starting the command.
+            let _ = std::fs::File::from(admit).write_all(&[1]);
             // This process may not start threads (its children live in another PID
             // namespace), so the forwarder is a process of its own, in the sandbox's.
             if let Some((listener, socket)) = forwarder {
@@ -174,7 +191,8 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
             Ok(code)
         }
         ForkResult::Child => {
-            let code = match init(&spec, command) {
+            drop(admit);
+            let code = match init(&spec, command, admitted) {
                 Ok(code) => code,
                 Err(err) => {
                     say(&err.to_string());
@@ -188,7 +206,6 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
 
 /// A line on the command's stderr (which the tool result shows).
 fn say(message: &str) {
-    use std::io::Write;
     let _ = writeln!(std::io::stderr(), "worker sandbox: {message}");
 }
 
@@ -198,7 +215,9 @@ fn say(message: &str) {
 /// alone.
 struct PidsCgroup {
     dir: PathBuf,
-    parent: PathBuf,
+    /// Its `cgroup.procs`, opened before the namespaces: the kernel checks a write against the
+    /// credentials it was opened with.
+    procs: std::fs::File,
 }
 
 impl PidsCgroup {
@@ -230,28 +249,35 @@ impl PidsCgroup {
             std::fs::remove_dir(&dir).ok()?;
             std::fs::create_dir(&dir).ok()?;
         }
-        let cgroup = PidsCgroup { dir, parent };
-        let joined = std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).and_then(|()| {
-            std::fs::write(
-                cgroup.dir.join("cgroup.procs"),
-                std::process::id().to_string(),
-            )
+        let procs = std::fs::write(dir.join("pids.max"), max.to_string()).and_then(|()| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))
         });
-        match joined {
-            Ok(()) => Some(cgroup),
+        match procs {
+            Ok(procs) => Some(PidsCgroup { dir, procs }),
             Err(_) => {
-                cgroup.remove();
+                let _ = std::fs::remove_dir(&dir);
                 None
             }
         }
     }
 
-    /// Leaves the cgroup and removes it (its tree is gone).
+    /// Moves the init in, before it starts anything: its whole tree is then counted. `None`
+    /// (and the cgroup removed) when the kernel refuses.
+    fn admit(mut self, init: Pid) -> Option<PidsCgroup> {
+        match self.procs.write_all(init.to_string().as_bytes()) {
+            Ok(()) => Some(self),
+            Err(_) => {
+                self.remove();
+                None
+            }
+        }
+    }
+
+    /// Removes the cgroup, once its tree is gone (the launcher was never in it, so nothing
+    /// has to move out first).
     fn remove(self) {
-        let _ = std::fs::write(
-            self.parent.join("cgroup.procs"),
-            std::process::id().to_string(),
-        );
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
@@ -338,8 +364,8 @@ fn forward(listener: &std::net::TcpListener, socket: &Path) {
     }
 }
 
-/// PID 1 of the sandbox.
-fn init(spec: &Spec, command: &[OsString]) -> Result<i32, LaunchError> {
+/// PID 1 of the sandbox. `admitted` is read before the command starts (see [`launch`]).
+fn init(spec: &Spec, command: &[OsString], admitted: OwnedFd) -> Result<i32, LaunchError> {
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|source| LaunchError::DeathSignal { source })?;
     // A mount namespace of the init's own: the launcher (and the proxy forwarder) keep the
@@ -373,6 +399,7 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, LaunchError> {
         .map(|arg| CString::new(arg.clone().into_vec()))
         .collect::<Result<_, _>>()
         .map_err(|source| LaunchError::NulByte { source })?;
+    wait_for_admission(admitted)?;
     // SAFETY: single-threaded; the child only unblocks signals and execs.
     let shell = match unsafe { fork() }.map_err(|source| LaunchError::Fork { source })? {
         ForkResult::Child => {
@@ -401,6 +428,19 @@ fn init(spec: &Spec, command: &[OsString]) -> Result<i32, LaunchError> {
         proc_mounted,
         &signals,
     ))
+}
+
+/// Waits for the launcher's word that this process is in the command's pids cgroup (or will
+/// not be); the launcher ending without a word ends the init.
+fn wait_for_admission(admitted: OwnedFd) -> Result<(), LaunchError> {
+    let mut byte = [0u8; 1];
+    loop {
+        match nix::unistd::read(&admitted, &mut byte) {
+            Ok(1) => return Ok(()),
+            Err(nix::errno::Errno::EINTR) => {}
+            Ok(_) | Err(_) => return Err(LaunchError::LauncherGone),
+        }
+    }
 }
 
 /// The init's loop: reap, watch the process count, and end with the shell. The count is

@@ -379,7 +379,8 @@ fn reported_cgroup(membership: &str) -> PathBuf {
 
 /// A launcher killed with its worker cannot remove its pids cgroup (worker's SIGKILL reaches it
 /// as its parent-death signal), so the next sandboxed command removes such leftovers, and
-/// keeps a cgroup whose launcher's PID is alive.
+/// keeps a cgroup whose launcher's PID is alive. A command that ends leaves no cgroup behind
+/// (the last command of the second run, so no later launcher's sweep removes it instead).
 #[test]
 fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
     let scene = scene();
@@ -422,7 +423,10 @@ fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
     let kept = leftover.with_file_name(format!("worker-sandbox-{}", alive.id()));
     std::fs::create_dir(&kept).unwrap();
 
-    let mock = MockLlm::start(vec![bash("b1", "echo ok"), answer("done")]);
+    let mock = MockLlm::start(vec![
+        bash("b1", "cat /proc/self/cgroup > cgroup.txt; echo ok"),
+        answer("done"),
+    ]);
     let run = sandboxed(&scene, &mock, &[], &[]);
     let (swept, still) = (!leftover.exists(), kept.is_dir());
     let _ = std::fs::remove_dir(&kept);
@@ -432,6 +436,12 @@ fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
     assert_eq!(results(&run)[0], ("ok".to_string(), false));
     assert!(swept, "{} is still there", leftover.display());
     assert!(still, "the cgroup of a live PID was removed");
+    let ended = reported_cgroup(&std::fs::read_to_string(&report).unwrap());
+    assert_ne!(
+        ended, leftover,
+        "the second run reported the first one's cgroup"
+    );
+    assert!(!ended.exists(), "{} is still there", ended.display());
 }
 
 #[test]

@@ -122,6 +122,16 @@ pub(in crate::sandbox) enum LaunchError {
         #[source]
         source: nix::Error,
     },
+    /// The pipe the launcher tells the init on cannot be made.
+    #[error("pipe: {source}")]
+    Pipe {
+        /// The `pipe2` failure.
+        #[source]
+        source: nix::Error,
+    },
+    /// The launcher ended before telling the init to start the command.
+    #[error("the launcher ended before the command could start")]
+    LauncherGone,
     /// An argument of the command contains a NUL byte.
     #[error("the command contains a NUL byte")]
     NulByte {
