@@ -125,13 +125,14 @@ impl Collector {
         names
     }
 
-    fn service_name(&self) -> Option<String> {
+    /// A string attribute of the resource the first exported spans came with.
+    fn resource_attribute(&self, key: &str) -> Option<String> {
         let traces = self.received.lock().unwrap().traces();
         let resource = traces.first()?.resource_spans.first()?.resource.as_ref()?;
         resource
             .attributes
             .iter()
-            .find(|kv| kv.key == "service.name")
+            .find(|kv| kv.key == key)
             .and_then(|kv| match &kv.value.as_ref()?.value {
                 Some(AnyValue::StringValue(s)) => Some(s.clone()),
                 _ => None,
@@ -207,6 +208,30 @@ fn run_exporting(collector: &Collector, mock: &MockLlm, extra: &[&str], prompt: 
     ];
     args.extend_from_slice(extra);
     run_worker(dir.path(), &args, prompt, &[("DYNAMO_BASE_URL", &mock.url)])
+}
+
+/// The exported resource: the SDK's own attributes, and OTEL_RESOURCE_ATTRIBUTES as the
+/// OpenTelemetry SDKs read it, except that the service name is worker's.
+#[test]
+fn the_resource_has_the_sdks_attributes_and_those_of_the_environment() {
+    let collector = Collector::start();
+    let (run, _mock) = run_with(
+        &collector.url,
+        &["--otel", "--otel-service-name", "ci-worker"],
+        &[(
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "deployment.environment=ci,service.name=elsewhere",
+        )],
+    );
+    run.assert_code(0);
+    let attribute = |key: &str| collector.resource_attribute(key);
+    assert_eq!(attribute("deployment.environment").as_deref(), Some("ci"));
+    assert_eq!(attribute("service.name").as_deref(), Some("ci-worker"));
+    assert_eq!(
+        attribute("telemetry.sdk.name").as_deref(),
+        Some("opentelemetry")
+    );
+    assert_eq!(attribute("telemetry.sdk.language").as_deref(), Some("rust"));
 }
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -336,7 +361,10 @@ fn a_run_exports_the_span_tree_metrics_and_joins_the_callers_trace() {
         );
     }
 
-    assert_eq!(collector.service_name().as_deref(), Some("ci-worker"));
+    assert_eq!(
+        collector.resource_attribute("service.name").as_deref(),
+        Some("ci-worker")
+    );
     assert_eq!(
         collector.metric_names(),
         [
