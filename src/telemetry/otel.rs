@@ -17,10 +17,8 @@ use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol as OtlpProtocol, WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use super::delivery::{Failure, RecordingClient, SharedClient, Tapped, delivery_warnings};
@@ -94,16 +92,7 @@ impl Otel {
     pub(super) fn new(settings: Settings, status: ExtensionStatus) -> Result<Otel, TelemetryError> {
         // The exporters' HTTP client needs the process-wide TLS provider.
         crate::http::install_tls();
-        // The SDK's own attributes and OTEL_RESOURCE_ATTRIBUTES, as the SDK's default builder
-        // has them, but without its service-name detector: that one reads the executable's path
-        // (a readlink of /proc/self/exe) for a name the one set here replaces anyway.
-        let resource = Resource::builder_empty()
-            .with_detectors(&[
-                Box::new(TelemetryResourceDetector),
-                Box::new(EnvResourceDetector::new()),
-            ])
-            .with_service_name(settings.service_name.clone())
-            .build();
+        let resource = attributes::resource(&settings.service_name);
         let protocol = match settings.protocol {
             Protocol::HttpProtobuf => OtlpProtocol::HttpBinary,
             Protocol::HttpJson => OtlpProtocol::HttpJson,

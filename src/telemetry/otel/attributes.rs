@@ -1,9 +1,25 @@
-//! Attribute values that need a translation from worker's own types.
+//! Attribute values that need a translation from worker's own types, and the resource.
 
 use opentelemetry::KeyValue;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
 
 use crate::events::{Serving, StopReason};
 use crate::telemetry::names::{Names, own};
+
+/// The resource every signal carries: the SDK's own attributes and OTEL_RESOURCE_ATTRIBUTES, as
+/// the SDK's default builder has them, then worker's service name. The default builder's
+/// service-name detector is left out: it reads the executable's path (a readlink of
+/// /proc/self/exe) for a name the one set here replaces anyway.
+pub(super) fn resource(service_name: &str) -> Resource {
+    Resource::builder_empty()
+        .with_detectors(&[
+            Box::new(TelemetryResourceDetector),
+            Box::new(EnvResourceDetector::new()),
+        ])
+        .with_service_name(service_name.to_string())
+        .build()
+}
 
 /// A `chat` span's serving report, as `<namespace>.serving.*` attributes.
 pub(super) fn serving_attributes(names: &Names, serving: &Serving) -> Vec<KeyValue> {
