@@ -211,8 +211,12 @@ async fn an_unparseable_endpoint_is_an_error_to_report() {
 /// zmq.rs's endpoint parser as released (0.7.0), two regular expressions: the reference the
 /// vendored parser, which does without them, must agree with.
 fn parsed_as_released(text: &str) -> Option<Endpoint> {
-    let transport = regex::Regex::new(r"^([[:lower:]]+)://(.+)$").unwrap();
-    let host_port = regex::Regex::new(r"^(.+):([0-9]+)$").unwrap();
+    use std::sync::LazyLock;
+    static TRANSPORT: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^([[:lower:]]+)://(.+)$").unwrap());
+    static HOST_PORT: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^(.+):([0-9]+)$").unwrap());
+    let (transport, host_port) = (&*TRANSPORT, &*HOST_PORT);
     let caps = transport.captures(text)?;
     let address = caps.get(2)?.as_str();
     match caps.get(1)?.as_str() {
