@@ -1,5 +1,8 @@
 //! The sandbox launcher: `worker __sandbox SHELL -c COMMAND`, run by `bash` in place of the
-//! shell under `--sandbox linux`, with the [`Spec`] in `WORKER_SANDBOX_SPEC`.
+//! shell under `--sandbox linux`, with the [`Spec`] in `WORKER_SANDBOX_SPEC`. Without a
+//! command, `worker __sandbox` is a standby: it sets everything up, then reads its command
+//! from stdin ([`command`]), so that worker can start the next command's launcher while the
+//! model thinks.
 //!
 //! A fresh exec of worker's own binary (single-threaded, so it may fork freely) that:
 //! 1. unshares a user, mount and PID namespace (and a network namespace for `--no-network`),
@@ -15,7 +18,8 @@
 //!    but the writable roots), caps file sizes, and applies Landlock: read and execute
 //!    everywhere, write only in the writable roots and a few devices; with no network, the
 //!    command's process also gets the Unix-socket filter ([`super::seccomp`]);
-//! 4. forks the shell and stays as init: reaps orphans, keeps the tree under the process
+//! 4. (a standby: reads its command, and checks that no hidden path appeared since its view
+//!    was built) forks the shell and stays as init: reaps orphans, keeps the tree under the process
 //!    limit (it counts its own `/proc`: `RLIMIT_NPROC` counts the user's processes on the
 //!    whole machine, and does not bind root), and when the shell exits kills what is left and
 //!    exits with the shell's status.
@@ -23,10 +27,9 @@
 //! Anything that fails before the shell runs is a message on stderr and exit 126: the
 //! command never runs unconfined.
 
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -38,6 +41,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork};
 use serde::{Deserialize, Serialize};
 
+mod command;
 mod error;
 
 pub(super) use error::LaunchError;
@@ -106,9 +110,6 @@ pub fn main_if_launcher() -> Option<i32> {
 }
 
 fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
-    if command.is_empty() {
-        return Err(LaunchError::NoCommand);
-    }
     let spec: Spec = std::env::var(SPEC_VAR)
         .map_err(|source| LaunchError::SpecUnset { source })
         .and_then(|text| {
@@ -194,6 +195,8 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
             drop(admit);
             let code = match init(&spec, command, admitted) {
                 Ok(code) => code,
+                // Nobody reads a standby's output once worker has ended it.
+                Err(LaunchError::Unused) => SETUP_FAILED,
                 Err(err) => {
                     say(&err.to_string());
                     SETUP_FAILED
@@ -382,7 +385,7 @@ fn init(spec: &Spec, command: &[OsString], admitted: OwnedFd) -> Result<i32, Lau
     // The working directory is entered again once the view is built: the one the launcher was
     // started in belongs to the mounts beneath the view, where no credential is covered.
     let cwd = std::env::current_dir().map_err(|source| LaunchError::WorkingDirectory { source })?;
-    super::view::build(spec)?;
+    let missing = super::view::build(spec)?;
     std::env::set_current_dir(&cwd).map_err(|source| LaunchError::EnterWorkingDirectory {
         path: cwd.clone(),
         source,
@@ -394,12 +397,13 @@ fn init(spec: &Spec, command: &[OsString], admitted: OwnedFd) -> Result<i32, Lau
     signals
         .thread_block()
         .map_err(|source| LaunchError::SignalMask { source })?;
-    let argv: Vec<CString> = command
-        .iter()
-        .map(|arg| CString::new(arg.clone().into_vec()))
-        .collect::<Result<_, _>>()
-        .map_err(|source| LaunchError::NulByte { source })?;
     wait_for_admission(admitted)?;
+    let argv = if command.is_empty() {
+        command::from_stdin()?
+    } else {
+        command::from_arguments(command)?
+    };
+    command::check_still_missing(&missing)?;
     // SAFETY: single-threaded; the child only unblocks signals and execs.
     let shell = match unsafe { fork() }.map_err(|source| LaunchError::Fork { source })? {
         ForkResult::Child => {

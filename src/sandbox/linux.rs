@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::launch::{LAUNCH_ARG, SPEC_VAR, Spec};
 use super::proxy::Allowlist;
-use crate::tools::{CommandLine, CommandRunner};
+use crate::tools::{CommandLine, CommandRunner, Standby};
 
 /// The test seam: a feature to report missing.
 pub const ASSUME_MISSING_VAR: &str = "WORKER_SANDBOX_ASSUME_MISSING";
@@ -174,32 +174,21 @@ impl LinuxRunner {
     }
 }
 
-impl CommandRunner for LinuxRunner {
-    fn command(&self, line: &CommandLine<'_>) -> Command {
+impl LinuxRunner {
+    /// The launcher for `line`: `worker __sandbox SHELL -c COMMAND`, or, without `command`,
+    /// a launcher that reads it from stdin once it is set up, with `line.env` (which changes
+    /// from call to call: the model request's id).
+    fn launcher(&self, line: &CommandLine<'_>, command: Option<&str>) -> Command {
         let CommandLine {
             shell,
-            command,
             cwd,
             env,
             scratch,
+            ..
         } = *line;
         let proxied = self.allow_hosts.is_some();
-        // With --edit-scope naming directories, only those are writable in the working
-        // directory: the ones that exist now, resolved, and still inside it (a symlinked
-        // `src` cannot open a door elsewhere).
-        let mut writable: Vec<PathBuf> = match &self.write_scope {
-            Some(dirs) => {
-                let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-                dirs.iter()
-                    .filter_map(|dir| dir.canonicalize().ok())
-                    .filter(|real| real.starts_with(&root) && real.is_dir())
-                    .collect()
-            }
-            None => vec![cwd.to_path_buf()],
-        };
-        writable.push(scratch.to_path_buf());
         let spec = Spec {
-            writable,
+            writable: self.writable(cwd, scratch),
             temp_dir: scratch.to_path_buf(),
             run_dir: scratch.parent().map(Path::to_path_buf),
             hidden: self.hidden.clone(),
@@ -209,12 +198,11 @@ impl CommandRunner for LinuxRunner {
             max_file_bytes: MAX_FILE_BYTES,
         };
         let mut cmd = Command::new(&self.exe);
-        cmd.arg(LAUNCH_ARG)
-            .arg(shell)
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .env_clear();
+        cmd.arg(LAUNCH_ARG);
+        if let Some(command) = command {
+            cmd.arg(shell).arg("-c").arg(command);
+        }
+        cmd.current_dir(cwd).env_clear();
         for key in BASE_ENV {
             if let Some(value) = std::env::var_os(key) {
                 cmd.env(key, value);
@@ -227,7 +215,7 @@ impl CommandRunner for LinuxRunner {
                 cmd.env(key, &proxy);
             }
         }
-        for (key, value) in env {
+        for (key, value) in env.iter().filter(|_| command.is_some()) {
             match value {
                 Some(value) => cmd.env(key, value),
                 None => cmd.env_remove(key),
@@ -236,4 +224,82 @@ impl CommandRunner for LinuxRunner {
         cmd.env(SPEC_VAR, serde_json::to_string(&spec).unwrap_or_default());
         cmd
     }
+
+    /// Where commands may write. With --edit-scope naming directories, only those in the
+    /// working directory: the ones that exist now, resolved, and still inside it (a symlinked
+    /// `src` cannot open a door elsewhere). The private temp directory always.
+    fn writable(&self, cwd: &Path, scratch: &Path) -> Vec<PathBuf> {
+        let mut writable: Vec<PathBuf> = match &self.write_scope {
+            Some(dirs) => {
+                let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+                dirs.iter()
+                    .filter_map(|dir| dir.canonicalize().ok())
+                    .filter(|real| real.starts_with(&root) && real.is_dir())
+                    .collect()
+            }
+            None => vec![cwd.to_path_buf()],
+        };
+        writable.push(scratch.to_path_buf());
+        writable
+    }
+}
+
+impl CommandRunner for LinuxRunner {
+    fn command(&self, line: &CommandLine<'_>) -> Command {
+        self.launcher(line, Some(line.command))
+    }
+
+    /// A launcher that builds the view at once and waits for its command. Its fingerprint
+    /// holds everything the view is built from: the launcher's arguments, directory and
+    /// environment (the spec with it), and which file each hidden path and writable root is
+    /// now. A credential that appears later, a writable root replaced, or an --edit-scope
+    /// directory made since, each makes a command's fingerprint differ from that of the
+    /// launcher set up before, which is then not used. (The init checks the hidden paths once
+    /// more when the command comes: see [`super::launch`].)
+    fn standby(&self, line: &CommandLine<'_>) -> Option<Standby> {
+        let command = self.launcher(line, None);
+        let mut fingerprint = Vec::new();
+        let mut add = |bytes: &[u8]| {
+            fingerprint.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            fingerprint.extend_from_slice(bytes);
+        };
+        add(command.get_program().as_encoded_bytes());
+        for arg in command.get_args() {
+            add(arg.as_encoded_bytes());
+        }
+        add(command
+            .get_current_dir()
+            .map_or(&[][..], |dir| dir.as_os_str().as_encoded_bytes()));
+        for (key, value) in command.get_envs() {
+            add(key.as_encoded_bytes());
+            add(value.map_or(&[][..], std::ffi::OsStr::as_encoded_bytes));
+        }
+        let writable = self.writable(line.cwd, line.scratch);
+        for path in self
+            .hidden
+            .iter()
+            .chain(&writable)
+            .chain([&line.cwd.to_path_buf()])
+        {
+            add(&file_identity(path));
+        }
+        Some(Standby {
+            command,
+            fingerprint,
+        })
+    }
+}
+
+/// Which file `path` leads to now (device, inode, type), or that it leads nowhere.
+fn file_identity(path: &Path) -> Vec<u8> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map_or_else(
+        |_| Vec::new(),
+        |meta| {
+            [meta.dev(), meta.ino(), u64::from(meta.mode())]
+                .iter()
+                .flat_map(|n| n.to_le_bytes())
+                .collect()
+        },
+    )
 }

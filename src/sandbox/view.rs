@@ -124,8 +124,9 @@ pub(super) enum ViewError {
     },
 }
 
-/// Builds the view in the current (fresh) mount namespace.
-pub(super) fn build(spec: &Spec) -> Result<(), ViewError> {
+/// Builds the view in the current (fresh) mount namespace. Returns the hidden paths that
+/// were not there to cover.
+pub(super) fn build(spec: &Spec) -> Result<Vec<PathBuf>, ViewError> {
     let keep = kept_paths(spec);
     let mut covered: Vec<PathBuf> = Vec::new();
     for dir in SHARED_TEMP_DIRS {
@@ -138,13 +139,17 @@ pub(super) fn build(spec: &Spec) -> Result<(), ViewError> {
         cover(&real, &spec.temp_dir, &keep)?;
         covered.push(real);
     }
+    let mut absent = Vec::new();
     for path in &spec.hidden {
-        hide(path)?;
+        if !hide(path)? {
+            absent.push(path.clone());
+        }
     }
     // The covered temp directories are the private one under another name: writable too.
     let writable: Vec<PathBuf> = spec.writable.iter().cloned().chain(covered).collect();
     read_only_except(&writable)?;
-    private_ipc_mounts()
+    private_ipc_mounts()?;
+    Ok(absent)
 }
 
 /// What must stay reachable at its own path after the temp directories are covered:
@@ -218,9 +223,10 @@ fn bind(source: &Path, target: &Path, recursive: bool) -> nix::Result<()> {
 }
 
 /// Covers a credential: an empty read-only tmpfs over a directory, `/dev/null` over a file.
-fn hide(path: &Path) -> Result<(), ViewError> {
+/// Whether there was one to cover.
+fn hide(path: &Path) -> Result<bool, ViewError> {
     let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
+        return Ok(false);
     };
     let result = if meta.is_dir() {
         mount(
@@ -233,7 +239,7 @@ fn hide(path: &Path) -> Result<(), ViewError> {
     } else {
         bind(Path::new("/dev/null"), path, false)
     };
-    result.map_err(|source| ViewError::Hide {
+    result.map(|()| true).map_err(|source| ViewError::Hide {
         path: path.to_path_buf(),
         source,
     })

@@ -159,6 +159,23 @@ impl ToolContext {
 pub trait CommandRunner: Send + Sync {
     /// The process for `line`. The caller adds the pipes and the process group.
     fn command(&self, line: &CommandLine<'_>) -> std::process::Command;
+
+    /// A process for commands like `line` that sets itself up as soon as it starts and then
+    /// reads its command from stdin ([`CommandLine::standby_input`]), so that setting up is
+    /// done before the model asks for the command; `line.command` is not part of it. `None`:
+    /// this runner starts every command afresh.
+    fn standby(&self, _line: &CommandLine<'_>) -> Option<Standby> {
+        None
+    }
+}
+
+/// A process a [`CommandRunner`] sets up ahead of its command.
+pub struct Standby {
+    /// The process, for the caller to add the pipes and the process group to and start.
+    pub command: std::process::Command,
+    /// What it is set up for (the runner's rules and the state of the files they name when it
+    /// starts): only a command whose own standby has the same fingerprint may be handed to it.
+    pub fingerprint: Vec<u8>,
 }
 
 /// A command a tool wants run: `shell -c command` in `cwd`.
@@ -173,6 +190,19 @@ pub struct CommandLine<'a> {
     pub env: &'a [(String, Option<String>)],
     /// A private directory for temporary files.
     pub scratch: &'a Path,
+}
+
+impl CommandLine<'_> {
+    /// What a [`Standby`] reads on stdin, then the end of the input: a JSON object with the
+    /// shell's arguments (`"argv": [shell, "-c", command]`) and the environment changes
+    /// (`"env": [[name, value or null], …]`).
+    pub fn standby_input(&self) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "argv": [self.shell, "-c", self.command],
+            "env": self.env,
+        }))
+        .unwrap_or_default()
+    }
 }
 
 /// A [`CommandRunner`] held by the bash settings.

@@ -46,6 +46,7 @@ mod providers;
 mod sandbox;
 mod serving;
 mod sessions;
+mod standby;
 mod subagents;
 mod telemetry;
 mod tool_definitions;

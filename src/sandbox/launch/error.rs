@@ -9,6 +9,41 @@ pub(in crate::sandbox) enum LaunchError {
     /// The launcher was started without a command.
     #[error("no command to run")]
     NoCommand,
+    /// A standby's input ended before a command came: worker has no use for it.
+    #[error("ended before a command came")]
+    Unused,
+    /// A standby's command cannot be read from its stdin.
+    #[error("cannot read the command: {source}")]
+    CommandInput {
+        /// The read's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A standby's command is longer than it reads.
+    #[error("the command is longer than {limit} bytes")]
+    CommandTooLong {
+        /// The most it reads.
+        limit: u64,
+    },
+    /// A standby's input is not its command as JSON.
+    #[error("the command is not valid: {source}")]
+    CommandInvalid {
+        /// What is wrong with it.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A standby's environment change names a variable that cannot be set.
+    #[error("cannot set the variable {name:?}")]
+    BadVariable {
+        /// The variable's name.
+        name: String,
+    },
+    /// A hidden path was created after the view was built, so it is not covered.
+    #[error("{} appeared after the sandbox was set up, and is not hidden: the command was not run", path.display())]
+    HiddenAppeared {
+        /// The hidden path.
+        path: PathBuf,
+    },
     /// [`super::SPEC_VAR`] is missing.
     #[error("{} is not set", super::SPEC_VAR)]
     SpecUnset {

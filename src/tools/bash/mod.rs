@@ -17,6 +17,7 @@ use tokio::io::AsyncReadExt;
 
 mod output;
 mod process;
+mod standby;
 
 pub use process::Leftovers;
 pub(crate) use process::die_with_worker;
@@ -97,6 +98,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Tool
         mut child,
         output: mut pipe,
         pgid,
+        ..
     } = start(command, ctx)?;
 
     let mut output = Output::new(ctx.bash.secrets.clone(), ctx.leftovers.clone());
@@ -167,25 +169,23 @@ fn start(command: &str, ctx: &ToolContext) -> Result<process::Spawned, ToolError
             "Failed to prepare the sandbox's temp directory: {err}"
         ))
     })?;
-    let (spawned, told) = ctx.leftovers.with_watchdog(|watchdog| {
+    let spawned = ctx.leftovers.with_watchdog(|watchdog| {
         let runner = sandbox
             .as_ref()
             .map(|(runner, scratch)| (*runner, scratch.as_path()));
-        (
-            process::spawn(
-                command,
-                &ctx.cwd,
-                &ctx.bash.env,
-                runner,
-                ctx.bash.contain.as_ref(),
-                watchdog,
-            ),
-            watchdog.is_some(),
+        process::spawn(
+            command,
+            &ctx.cwd,
+            &ctx.bash.env,
+            runner,
+            ctx.bash.contain.as_ref(),
+            watchdog,
+            ctx.leftovers.standbys(),
         )
     });
     let spawned =
         spawned.map_err(|err| ToolError::new(format!("Failed to start command: {err}")))?;
-    ctx.leftovers.add(spawned.pgid, told);
+    ctx.leftovers.add(spawned.pgid, spawned.told);
     Ok(spawned)
 }
 

@@ -20,6 +20,7 @@ use nix::unistd::Pid;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
+use super::standby::Standbys;
 use crate::sync::LockExt;
 use crate::tools::Runner;
 use crate::tools::contain::Containment;
@@ -28,12 +29,14 @@ pub(super) struct Spawned {
     pub child: Child,
     pub output: pipe::Receiver,
     pub pgid: Pid,
+    /// The child told the watchdog of its group itself.
+    pub told: bool,
 }
 
 /// Starts `shell -c command` with stdout and stderr on one pipe, so the reader sees both in
 /// the order they were written. With `watchdog`, the child tells the watchdog its process
 /// group itself, before the command runs: a worker killed at that very moment still leaves
-/// nothing behind.
+/// nothing behind. A runner with standbys starts the command through one ([`Standbys`]).
 pub(super) fn spawn(
     command: &str,
     cwd: &Path,
@@ -41,14 +44,45 @@ pub(super) fn spawn(
     runner: Option<(&Runner, &Path)>,
     contain: Option<&Containment>,
     watchdog: Option<RawFd>,
+    standbys: &Standbys,
 ) -> io::Result<Spawned> {
+    if let Some((runner, scratch)) = runner {
+        let line = crate::tools::CommandLine {
+            shell: shell(),
+            command,
+            cwd,
+            env,
+            scratch,
+        };
+        if let Some(spawned) = standbys.start(runner, &line, watchdog) {
+            return spawned;
+        }
+    }
+    let std_cmd = shell_command(command, cwd, env, runner, false);
+    let contain = unless_sandboxed(runner, contain);
+    let (child, output, pgid) = spawn_with_output(std_cmd, Stdio::null(), watchdog, contain)?;
+    Ok(Spawned {
+        child,
+        output,
+        pgid,
+        told: watchdog.is_some(),
+    })
+}
+
+/// Starts `std_cmd` guarded ([`guard`]) with `stdin`, and stdout and stderr on one pipe: its
+/// process, the pipe's read end and its process group.
+pub(super) fn spawn_with_output(
+    mut std_cmd: std::process::Command,
+    stdin: Stdio,
+    watchdog: Option<RawFd>,
+    contain: Option<&Containment>,
+) -> io::Result<(Child, pipe::Receiver, Pid)> {
     let (reader, writer) = io::pipe()?;
-    let mut std_cmd = shell_command(command, cwd, env, runner, false);
     std_cmd
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(writer.try_clone()?)
         .stderr(writer);
-    guard(&mut std_cmd, watchdog, unless_sandboxed(runner, contain));
+    guard(&mut std_cmd, watchdog, contain);
     let mut cmd = Command::from(std_cmd);
     cmd.kill_on_drop(true);
     let child = cmd.spawn()?;
@@ -56,11 +90,7 @@ pub(super) fn spawn(
     drop(cmd);
     let pgid = Pid::from_raw(child.id().map_or(0, u32::cast_signed));
     let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-    Ok(Spawned {
-        child,
-        output,
-        pgid,
-    })
+    Ok((child, output, pgid))
 }
 
 /// Starts a long-lived process the run talks to over its stdin and stdout (an MCP server),
@@ -240,6 +270,8 @@ pub struct Leftovers {
     groups: Arc<Mutex<HashSet<i32>>>,
     spill_dir: Arc<Mutex<Option<tempfile::TempDir>>>,
     watchdog: Arc<Mutex<Option<Watchdog>>>,
+    /// The launcher set up for the next command (a sandbox's), ended with the run.
+    standbys: Standbys,
 }
 
 /// Kills the listed groups and removes the spill directory once its input closes.
@@ -341,9 +373,18 @@ impl Leftovers {
         Ok(path)
     }
 
-    /// SIGKILL to every group still recorded (background jobs included), then removes the
-    /// spill files: the results that named them were for a model that is done.
+    /// The run's standbys ([`Standbys`]).
+    pub(super) fn standbys(&self) -> &Standbys {
+        &self.standbys
+    }
+
+    /// Ends the standby launcher, if there is one; SIGKILL to every group still recorded
+    /// (background jobs included), then removes the spill files: the results that named them
+    /// were for a model that is done.
     pub fn clean_up(&self) {
+        for pgid in self.standbys.end_all() {
+            self.tell(&format!("-{}\n", pgid.as_raw()));
+        }
         for pgid in self.lock().drain() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
             self.tell(&format!("-{pgid}\n"));
