@@ -332,11 +332,15 @@ impl Leftovers {
         start(watchdog.as_ref().map(|dog| dog.input.as_raw_fd()))
     }
 
-    /// Records a group; `told`: the child already told the watchdog.
+    /// Records a group; `told`: the child already told the watchdog. The watchdog forgets the
+    /// groups of standbys that ended since.
     pub fn add(&self, pgid: Pid, told: bool) {
         self.lock().insert(pgid.as_raw());
         if !told {
             self.tell(&format!("+{}\n", pgid.as_raw()));
+        }
+        for gone in self.standbys.gone() {
+            self.tell(&format!("-{}\n", gone.as_raw()));
         }
     }
 

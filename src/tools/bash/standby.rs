@@ -44,7 +44,26 @@ pub(super) struct Standbys(Arc<Mutex<Slot>>);
 #[derive(Default)]
 struct Slot {
     waiting: Option<Waiting>,
+    /// Ended, not yet seen to exit.
     ended: Vec<Waiting>,
+    /// The process groups of those that exited, for the watchdog to forget.
+    gone: Vec<Pid>,
+}
+
+impl Slot {
+    /// Ends `waiting`, and lets go of the ended ones that exited (so a run whose standbys keep
+    /// being replaced holds no more than the few still exiting).
+    fn end(&mut self, waiting: Waiting) {
+        self.ended.push(waiting.ended());
+        let gone = &mut self.gone;
+        self.ended.retain_mut(|waiting| {
+            let exited = matches!(waiting.child.try_wait(), Ok(Some(_)));
+            if exited {
+                gone.push(waiting.pgid);
+            }
+            !exited
+        });
+    }
 }
 
 impl Standbys {
@@ -83,43 +102,46 @@ impl Standbys {
         if waiting.fingerprint == fingerprint && matches!(waiting.child.try_wait(), Ok(None)) {
             return Some(waiting);
         }
-        slot.ended.push(waiting.ended());
+        slot.end(waiting);
         None
     }
 
     fn put(&self, waiting: Waiting) {
         let mut slot = self.0.lock_or_recover();
         if let Some(old) = slot.waiting.replace(waiting) {
-            slot.ended.push(old.ended());
+            slot.end(old);
         }
+    }
+
+    /// The process groups of ended standbys that have exited since last asked.
+    pub(super) fn gone(&self) -> Vec<Pid> {
+        std::mem::take(&mut self.0.lock_or_recover().gone)
     }
 
     /// Ends every standby and waits (at most [`END_LIMIT`]) for each to exit; returns the
     /// process groups of those that did, for the watchdog to forget.
     pub(super) fn end_all(&self) -> Vec<Pid> {
-        let ending: Vec<Waiting> = {
+        let (ending, gone) = {
             let mut slot = self.0.lock_or_recover();
             let mut ending = std::mem::take(&mut slot.ended);
             ending.extend(slot.waiting.take().map(Waiting::ended));
-            ending
+            (ending, std::mem::take(&mut slot.gone))
         };
         let deadline = Instant::now() + END_LIMIT;
-        ending
-            .into_iter()
-            .filter_map(|mut waiting| {
-                let gone = loop {
-                    match waiting.child.try_wait() {
-                        Ok(Some(_)) => break true,
-                        Ok(None) if Instant::now() < deadline => {
-                            std::thread::sleep(Duration::from_micros(200));
-                        }
-                        // Killed as it is dropped.
-                        Ok(None) | Err(_) => break false,
+        let exited = ending.into_iter().filter_map(|mut waiting| {
+            let exited = loop {
+                match waiting.child.try_wait() {
+                    Ok(Some(_)) => break true,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_micros(200));
                     }
-                };
-                gone.then_some(waiting.pgid)
-            })
-            .collect()
+                    // Killed as it is dropped.
+                    Ok(None) | Err(_) => break false,
+                }
+            };
+            exited.then_some(waiting.pgid)
+        });
+        gone.into_iter().chain(exited).collect()
     }
 }
 
