@@ -162,13 +162,14 @@ fn start(standby: Standby, watchdog: Option<std::os::fd::RawFd>) -> std::io::Res
 
 impl Waiting {
     /// Hands it its command: written on a task of its own (the pipe holds 64 KiB, and the
-    /// init reads once its view is built), then the input closes.
+    /// init reads once its view is built), then the input closes. (Starting it took the
+    /// runtime, so there is one.) A write that fails loses nothing: a standby that could not
+    /// set up has said why on its output, and exits 126.
     fn hand(mut self, command: Vec<u8>) -> Spawned {
         if let Some(mut input) = self.input.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             runtime.spawn(async move {
-                // A standby that failed to set up has said why on its output.
                 let _ = input.write_all(&command).await;
             });
         }
