@@ -164,10 +164,22 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
     // The init starts the command once the launcher writes to this pipe.
     let (admitted, admit) =
         nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|source| LaunchError::Pipe { source })?;
+    // A standby's init says on this one when its command has come (see `command`).
+    let started = if command.is_empty() {
+        let ends =
+            nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|source| LaunchError::Pipe { source })?;
+        Some((ends, nix::unistd::getppid()))
+    } else {
+        None
+    };
     // SAFETY: single-threaded; the child only continues this function's plain code.
     match unsafe { fork() }.map_err(|source| LaunchError::Fork { source })? {
         ForkResult::Parent { child } => {
             drop(admitted);
+            let started = started.map(|((read, write), worker)| {
+                drop(write);
+                (read, worker)
+            });
             // The init is moved while it builds the view: the move waits for an RCU grace
             // period of the kernel's. The launcher itself stays out, so once the tree is gone
             // the cgroup is empty and goes without a second move.
@@ -185,6 +197,9 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
                 }
             }
             crate::tools::contain::ignore_group_signals();
+            if let Some((started, worker)) = started {
+                command::tie_to_worker_once_started(started, worker, child);
+            }
             let code = wait_for(child);
             if let Some(cgroup) = cgroup {
                 cgroup.remove();
@@ -193,7 +208,11 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
         }
         ForkResult::Child => {
             drop(admit);
-            let code = match init(&spec, command, admitted) {
+            let started = started.map(|((read, write), _)| {
+                drop(read);
+                write
+            });
+            let code = match init(&spec, command, admitted, started) {
                 Ok(code) => code,
                 // Nobody reads a standby's output once worker has ended it.
                 Err(LaunchError::Unused) => SETUP_FAILED,
@@ -367,8 +386,14 @@ fn forward(listener: &std::net::TcpListener, socket: &Path) {
     }
 }
 
-/// PID 1 of the sandbox. `admitted` is read before the command starts (see [`launch`]).
-fn init(spec: &Spec, command: &[OsString], admitted: OwnedFd) -> Result<i32, LaunchError> {
+/// PID 1 of the sandbox. `admitted` is read before the command starts (see [`launch`]); a
+/// standby's `started` is written once its command has come.
+fn init(
+    spec: &Spec,
+    command: &[OsString],
+    admitted: OwnedFd,
+    started: Option<OwnedFd>,
+) -> Result<i32, LaunchError> {
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|source| LaunchError::DeathSignal { source })?;
     // A mount namespace of the init's own: the launcher (and the proxy forwarder) keep the
@@ -404,6 +429,9 @@ fn init(spec: &Spec, command: &[OsString], admitted: OwnedFd) -> Result<i32, Lau
         command::from_arguments(command)?
     };
     command::check_still_missing(&missing)?;
+    if let Some(started) = started {
+        let _ = std::fs::File::from(started).write_all(&[1]);
+    }
     // SAFETY: single-threaded; the child only unblocks signals and execs.
     let shell = match unsafe { fork() }.map_err(|source| LaunchError::Fork { source })? {
         ForkResult::Child => {

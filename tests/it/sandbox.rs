@@ -305,7 +305,7 @@ fn allow_host_admits_only_the_named_hosts_through_the_proxy() {
 }
 
 /// A sandboxed run in the background, asking `mock` with `prompt`, for a test to kill.
-fn start_sandboxed(scene: &Scene, mock: &MockLlm, prompt: &str) -> std::process::Child {
+pub(crate) fn start_sandboxed(scene: &Scene, mock: &MockLlm, prompt: &str) -> std::process::Child {
     let mut command = crate::support::worker_command(&scene.repo);
     command
         .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])

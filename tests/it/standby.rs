@@ -65,58 +65,134 @@ fn an_edit_scope_directory_made_while_a_launcher_waits_is_writable_by_the_comman
     assert!(scene.repo.join("gen/by-bash.txt").exists());
 }
 
-/// The launcher left waiting when a run ends is ended, and removes its pids cgroup: worker
-/// runs in a pids cgroup of the test's own, where each launcher makes its command's.
+/// A fresh pids cgroup for the test, where the worker it starts runs: each of worker's
+/// launchers makes its command's inside it.
+struct TestCgroup(std::path::PathBuf);
+
+impl TestCgroup {
+    fn new(name: &str) -> TestCgroup {
+        let dir = Path::new("/sys/fs/cgroup/pids")
+            .join(format!("worker-test-{name}-{}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap_or_else(|err| {
+            panic!(
+                "{}: {err} (this test needs root with cgroup v1's pids hierarchy)",
+                dir.display()
+            )
+        });
+        TestCgroup(dir)
+    }
+
+    /// `worker run ARGS` in `repo`, against `mock`, inside this cgroup.
+    fn worker(&self, repo: &Path, mock: &MockLlm, args: &[&str]) -> Command {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(self.0.join("cgroup.procs"))
+            .arg(env!("CARGO_BIN_EXE_worker"))
+            .args([
+                "run",
+                "--model",
+                "dynamo/m",
+                "--sandbox",
+                "linux",
+                "--no-session",
+            ])
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", repo)
+            .env("DYNAMO_BASE_URL", &mock.url)
+            .current_dir(repo)
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// The launchers' cgroups left in it, once what a killed launcher leaves has had time to
+    /// show.
+    fn left(&self) -> Vec<String> {
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::read_dir(&self.0)
+            .unwrap()
+            .flatten()
+            .filter(|entry| entry.path().is_dir())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        for dir in std::fs::read_dir(&self.0).into_iter().flatten().flatten() {
+            let _ = std::fs::remove_dir(dir.path());
+        }
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// The launcher left waiting when a run ends goes, and removes its pids cgroup.
 #[test]
 fn the_launcher_left_waiting_removes_its_cgroup_when_the_run_ends() {
     let scene = scene();
     let mock = MockLlm::start(vec![bash("b1", "echo ok"), answer("done")]);
-    let parent = Path::new("/sys/fs/cgroup/pids")
-        .join(format!("worker-test-standby-{}", std::process::id()));
-    std::fs::create_dir(&parent).unwrap_or_else(|err| {
-        panic!(
-            "{}: {err} (this test needs root with cgroup v1's pids hierarchy)",
-            parent.display()
-        )
-    });
-    let output = Command::new("sh")
-        .arg("-c")
-        .arg("echo $$ > \"$0\" && exec \"$@\"")
-        .arg(parent.join("cgroup.procs"))
-        .arg(env!("CARGO_BIN_EXE_worker"))
-        .args([
-            "run",
-            "--model",
-            "dynamo/m",
-            "--sandbox",
-            "linux",
-            "--no-session",
-            "say ok",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &scene.home)
-        .env("DYNAMO_BASE_URL", &mock.url)
-        .current_dir(&scene.repo)
-        .stdin(Stdio::null())
+    let cgroup = TestCgroup::new("standby-end");
+    let output = cgroup
+        .worker(&scene.repo, &mock, &["say ok"])
         .output()
         .unwrap();
-    // What a killed launcher would leave has had time to show.
-    std::thread::sleep(Duration::from_millis(200));
-    let left: Vec<String> = std::fs::read_dir(&parent)
-        .unwrap()
-        .flatten()
-        .filter(|entry| entry.path().is_dir())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    for dir in &left {
-        let _ = std::fs::remove_dir(parent.join(dir));
-    }
-    let _ = std::fs::remove_dir(&parent);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("\"exitCode\":0"), "{stdout}");
-    assert!(left.is_empty(), "cgroups left: {left:?}");
+    assert_eq!(cgroup.left(), Vec::<String>::new());
+}
+
+/// A worker killed while a command runs leaves that command's cgroup (its launcher dies with
+/// worker; the next sandboxed command removes it), but not the cgroup of the launcher waiting
+/// for the next command: that one does not die with worker, it sees its input close and ends
+/// by itself.
+#[test]
+fn a_waiting_launcher_removes_its_cgroup_when_worker_is_killed() {
+    let scene = scene();
+    let mock = MockLlm::start(vec![
+        bash("b1", "cat /proc/self/cgroup > cgroup.txt; sleep 60"),
+        answer("done"),
+    ]);
+    let cgroup = TestCgroup::new("standby-kill");
+    let mut worker = cgroup
+        .worker(&scene.repo, &mock, &["wait"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let report = scene.repo.join("cgroup.txt");
+    let started = std::time::Instant::now();
+    let membership = loop {
+        match std::fs::read_to_string(&report) {
+            Ok(text) if text.ends_with('\n') => break text,
+            _ => {
+                assert!(started.elapsed().as_secs() < 20, "the command never ran");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    // The next command's launcher is set up by now.
+    std::thread::sleep(Duration::from_millis(300));
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    let command = membership
+        .lines()
+        .find_map(|line| line.rsplit_once("/worker-sandbox-"))
+        .map_or_else(
+            || panic!("{membership}"),
+            |(_, pid)| format!("worker-sandbox-{pid}"),
+        );
+    let mut left = cgroup.left();
+    let started = std::time::Instant::now();
+    // The killed command's tree may take a moment to go; its cgroup stays.
+    while left.len() > 1 && started.elapsed().as_secs() < 5 {
+        left = cgroup.left();
+    }
+    assert_eq!(left, vec![command]);
 }
 
 /// A launcher started without a command, as worker starts one ahead: the spec of a command
@@ -265,4 +341,62 @@ fn a_command_runs_in_the_launcher_set_up_while_the_one_before_ran() {
         .unwrap_or_else(|| panic!("{results:?}"));
     assert!(age.parse::<u64>().unwrap() >= 1, "{results:?}");
     assert_eq!(request, "1:a1", "{results:?}");
+}
+
+/// A command run by a launcher set up ahead dies with worker through the launcher itself,
+/// which ties itself to worker once it has a command, not only through the watchdog: here the
+/// watchdog is killed first.
+#[test]
+fn a_command_a_standby_runs_dies_with_worker_without_the_watchdog() {
+    let scene = scene();
+    let marker = format!("sleep {}", 5000 + std::process::id() % 997);
+    let mock = MockLlm::start(vec![
+        bash("b1", "true"),
+        bash("b2", &format!("exec {marker}")),
+        answer("done"),
+    ]);
+    let mut worker = crate::sandbox::start_sandboxed(&scene, &mock, "sleep");
+    let alive = || {
+        let out = Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    let started = std::time::Instant::now();
+    while alive() < 1 {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let watchdogs: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            parent == Some(worker.id()) && String::from_utf8_lossy(&cmdline).contains("groups=")
+        })
+        .collect();
+    assert_eq!(watchdogs.len(), 1, "worker's watchdog: {watchdogs:?}");
+    Command::new("kill")
+        .args(["-KILL", &watchdogs[0].to_string()])
+        .status()
+        .unwrap();
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while alive() > 0 {
+        assert!(
+            killed.elapsed().as_secs() < 5,
+            "the command outlived the worker"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -4,6 +4,11 @@
 //! as JSON ([`crate::tools::CommandLine::standby_input`]), then the end of the input. The
 //! command's stdin is `/dev/null` either way.
 //!
+//! A standby does not die with worker while it waits (worker starts it without a parent-death
+//! signal): worker's end, however it comes, closes its input, and it ends by itself, removing
+//! its cgroup, instead of being killed halfway. Once its init has the command, the launcher
+//! dies with worker like any other ([`tie_to_worker_once_started`]).
+//!
 //! A standby built its view before the command existed, so a credential that appeared since
 //! would not be covered: the init looks at every hidden path it found missing once more, and
 //! refuses the command if one is there now. (worker itself hands a command only to a standby
@@ -12,8 +17,12 @@
 
 use std::ffi::{CString, OsString};
 use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
 
 use super::LaunchError;
 
@@ -90,5 +99,26 @@ pub(super) fn check_still_missing(missing: &[PathBuf]) -> Result<(), LaunchError
     match missing.iter().find(|path| std::fs::metadata(path).is_ok()) {
         Some(path) => Err(LaunchError::HiddenAppeared { path: path.clone() }),
         None => Ok(()),
+    }
+}
+
+/// The launcher's side of a standby: waits for the init's word that its command has come (or
+/// for the init to end without one), then dies with worker (`PDEATHSIG`), and if worker is
+/// already gone, stops the command at once.
+pub(super) fn tie_to_worker_once_started(started: OwnedFd, worker: Pid, init: Pid) {
+    let mut word = [0u8; 1];
+    let came = loop {
+        match nix::unistd::read(&started, &mut word) {
+            Ok(1) => break true,
+            Err(nix::errno::Errno::EINTR) => {}
+            Ok(_) | Err(_) => break false,
+        }
+    };
+    if !came {
+        return;
+    }
+    let tied = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_ok();
+    if !tied || nix::unistd::getppid() != worker {
+        let _ = kill(init, Signal::SIGKILL);
     }
 }

@@ -54,13 +54,16 @@ pub(super) fn spawn(
             env,
             scratch,
         };
-        if let Some(spawned) = standbys.start(runner, &line, watchdog) {
+        if let Some(spawned) = standbys.start(runner, &line) {
             return spawned;
         }
     }
     let std_cmd = shell_command(command, cwd, env, runner, false);
-    let contain = unless_sandboxed(runner, contain);
-    let (child, output, pgid) = spawn_with_output(std_cmd, Stdio::null(), watchdog, contain)?;
+    let tie = Tie::Command {
+        watchdog,
+        contain: unless_sandboxed(runner, contain),
+    };
+    let (child, output, pgid) = spawn_with_output(std_cmd, Stdio::null(), tie)?;
     Ok(Spawned {
         child,
         output,
@@ -69,22 +72,43 @@ pub(super) fn spawn(
     })
 }
 
-/// Starts `std_cmd` guarded ([`guard`]) with `stdin`, and stdout and stderr on one pipe: its
-/// process, the pipe's read end and its process group.
+/// How a process [`spawn_with_output`] starts is tied to worker.
+pub(super) enum Tie<'a> {
+    /// A command: [`guard`]ed, and killed when its handle is dropped.
+    Command {
+        watchdog: Option<RawFd>,
+        contain: Option<&'a Containment>,
+    },
+    /// A standby ([`Standbys`]): a process group of its own, nothing more. It ends by itself
+    /// when its input closes, which worker's end does however it comes, and ties itself to
+    /// worker once it has a command.
+    Standby,
+}
+
+/// Starts `std_cmd` with `stdin`, and stdout and stderr on one pipe: its process, the pipe's
+/// read end and its process group.
 pub(super) fn spawn_with_output(
     mut std_cmd: std::process::Command,
     stdin: Stdio,
-    watchdog: Option<RawFd>,
-    contain: Option<&Containment>,
+    tie: Tie<'_>,
 ) -> io::Result<(Child, pipe::Receiver, Pid)> {
     let (reader, writer) = io::pipe()?;
     std_cmd
         .stdin(stdin)
         .stdout(writer.try_clone()?)
         .stderr(writer);
-    guard(&mut std_cmd, watchdog, contain);
+    let command = match tie {
+        Tie::Command { watchdog, contain } => {
+            guard(&mut std_cmd, watchdog, contain);
+            true
+        }
+        Tie::Standby => {
+            std_cmd.process_group(0);
+            false
+        }
+    };
     let mut cmd = Command::from(std_cmd);
-    cmd.kill_on_drop(true);
+    cmd.kill_on_drop(command);
     let child = cmd.spawn()?;
     // Dropping `cmd` closed our copies of the write end: EOF now means every writer is gone.
     drop(cmd);
@@ -332,15 +356,11 @@ impl Leftovers {
         start(watchdog.as_ref().map(|dog| dog.input.as_raw_fd()))
     }
 
-    /// Records a group; `told`: the child already told the watchdog. The watchdog forgets the
-    /// groups of standbys that ended since.
+    /// Records a group; `told`: the child already told the watchdog.
     pub fn add(&self, pgid: Pid, told: bool) {
         self.lock().insert(pgid.as_raw());
         if !told {
             self.tell(&format!("+{}\n", pgid.as_raw()));
-        }
-        for gone in self.standbys.gone() {
-            self.tell(&format!("-{}\n", gone.as_raw()));
         }
     }
 
@@ -382,13 +402,11 @@ impl Leftovers {
         &self.standbys
     }
 
-    /// Ends the standby launcher, if there is one; SIGKILL to every group still recorded
-    /// (background jobs included), then removes the spill files: the results that named them
-    /// were for a model that is done.
+    /// Ends the standby launcher, if there is one (it exits by itself); SIGKILL to every group
+    /// still recorded (background jobs included), then removes the spill files: the results
+    /// that named them were for a model that is done.
     pub fn clean_up(&self) {
-        for pgid in self.standbys.end_all() {
-            self.tell(&format!("-{}\n", pgid.as_raw()));
-        }
+        self.standbys.end();
         for pgid in self.lock().drain() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
             self.tell(&format!("-{pgid}\n"));
