@@ -19,10 +19,10 @@
 //!    everywhere, write only in the writable roots and a few devices; with no network, the
 //!    command's process also gets the Unix-socket filter ([`super::seccomp`]);
 //! 4. (a standby: reads its command, and checks that no hidden path appeared since its view
-//!    was built) forks the shell and stays as init: reaps orphans, keeps the tree under the process
-//!    limit (it counts its own `/proc`: `RLIMIT_NPROC` counts the user's processes on the
-//!    whole machine, and does not bind root), and when the shell exits kills what is left and
-//!    exits with the shell's status.
+//!    was built) forks the shell and stays as init: reaps orphans, keeps the tree under the
+//!    process limit (it counts its own `/proc`: `RLIMIT_NPROC` counts the user's processes on
+//!    the whole machine, and does not bind root), and when the shell exits kills what is left
+//!    and exits with the shell's status.
 //!
 //! Anything that fails before the shell runs is a message on stderr and exit 126: the
 //! command never runs unconfined.
@@ -41,6 +41,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork};
 use serde::{Deserialize, Serialize};
 
+mod cgroup;
 mod command;
 mod error;
 
@@ -123,7 +124,7 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
     let cap = spec
         .max_processes
         .saturating_add(spec.max_processes / 8 + 8);
-    let cgroup = PidsCgroup::create(cap);
+    let cgroup = cgroup::PidsCgroup::create(cap);
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
     let mut flags = CloneFlags::CLONE_NEWUSER
         | CloneFlags::CLONE_NEWNS
@@ -229,122 +230,6 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
 /// A line on the command's stderr (which the tool result shows).
 fn say(message: &str) {
     let _ = writeln!(std::io::stderr(), "worker sandbox: {message}");
-}
-
-/// A pids cgroup for the command's tree, where this process may make one (root with cgroup
-/// v1's `pids` hierarchy, or a cgroup v2 tree that delegates `pids`): the kernel then refuses
-/// any fork past the limit, however fast the tree forks. Elsewhere the init's count stands
-/// alone.
-struct PidsCgroup {
-    dir: PathBuf,
-    /// Its `cgroup.procs`, opened before the namespaces: the kernel checks a write against the
-    /// credentials it was opened with.
-    procs: std::fs::File,
-}
-
-impl PidsCgroup {
-    fn create(max: u64) -> Option<PidsCgroup> {
-        let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-        let parent = membership.lines().find_map(|line| {
-            let mut fields = line.splitn(3, ':');
-            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
-            let path = path.trim_start_matches('/');
-            if controllers.split(',').any(|c| c == "pids") {
-                Some(Path::new("/sys/fs/cgroup/pids").join(path))
-            } else if controllers.is_empty() {
-                let dir = Path::new("/sys/fs/cgroup").join(path);
-                let delegated = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
-                    .is_ok_and(|c| c.split_whitespace().any(|c| c == "pids"));
-                delegated.then_some(dir)
-            } else {
-                None
-            }
-        })?;
-        sweep_stale(&parent);
-        let dir = parent.join(format!("{CGROUP_PREFIX}{}", std::process::id()));
-        if let Err(err) = std::fs::create_dir(&dir) {
-            // A directory named after this live process's PID is a dead launcher's: PIDs are
-            // reused. Left in place, it would cost this command its cgroup.
-            if err.kind() != std::io::ErrorKind::AlreadyExists {
-                return None;
-            }
-            std::fs::remove_dir(&dir).ok()?;
-            std::fs::create_dir(&dir).ok()?;
-        }
-        let procs = std::fs::write(dir.join("pids.max"), max.to_string()).and_then(|()| {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(dir.join("cgroup.procs"))
-        });
-        match procs {
-            Ok(procs) => Some(PidsCgroup { dir, procs }),
-            Err(_) => {
-                let _ = std::fs::remove_dir(&dir);
-                None
-            }
-        }
-    }
-
-    /// Moves the init in, before it starts anything: its whole tree is then counted. `None`
-    /// (and the cgroup removed) when the kernel refuses.
-    fn admit(mut self, init: Pid) -> Option<PidsCgroup> {
-        match self.procs.write_all(init.to_string().as_bytes()) {
-            Ok(()) => Some(self),
-            Err(_) => {
-                self.remove();
-                None
-            }
-        }
-    }
-
-    /// Removes the cgroup, once its tree is gone (the launcher was never in it, so nothing
-    /// has to move out first).
-    fn remove(self) {
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
-/// The start of every launcher's cgroup name; the rest is the launcher's PID.
-const CGROUP_PREFIX: &str = "worker-sandbox-";
-
-/// Removes the cgroups of launchers that are gone. A launcher removes its own once its tree
-/// has ended, but one killed with its run (worker's `SIGKILL` reaches it as its parent-death
-/// signal) cannot, and its empty cgroup would stay until the machine restarts. The kernel
-/// refuses to remove a cgroup that still has processes, so only empty ones go; a launcher
-/// that is alive (or a PID reused by any process) keeps its own. A launcher in another PID
-/// namespace sharing this cgroup tree looks gone: its cgroup goes only if it is empty, which
-/// at worst leaves one of its commands with the init's count alone.
-fn sweep_stale(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|name| name.strip_prefix(CGROUP_PREFIX))
-            .and_then(|pid| pid.parse::<i32>().ok())
-            .filter(|pid| *pid > 0)
-        else {
-            continue;
-        };
-        if gone(pid) {
-            let _ = std::fs::remove_dir(entry.path());
-        }
-    }
-}
-
-/// Whether no live process has this PID: none at all, or a zombie (a killed launcher whose
-/// new parent has not reaped it yet).
-fn gone(pid: i32) -> bool {
-    if kill(Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH) {
-        return true;
-    }
-    // The state follows the command name, which is in parentheses and may hold anything.
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('Z' | 'X')))
-    })
 }
 
 /// The launcher waits for the namespace's init and passes its status on. It reaps its other
