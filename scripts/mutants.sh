@@ -30,7 +30,7 @@ mutants=$tools/cargo-mutants-$version/bin/cargo-mutants
 groups=(
   "secrets|src/secrets.rs src/cli/credentials.rs|secret credential redact"
   "paths|src/tools/access.rs src/tools/confined.rs src/tools/paths.rs|tools::access tools::confined tools::paths tools::write tools::edit attacks::files permissions hidden"
-  "sandbox|src/sandbox/view.rs src/sandbox/seccomp.rs src/sandbox/proxy/allow.rs|sandbox attacks::host attacks::egress"
+  "sandbox|src/sandbox/view.rs src/sandbox/seccomp.rs src/sandbox/proxy/allow.rs|sandbox standby attacks::host attacks::egress"
   "budgets|src/agent/budget.rs src/cli/limits.rs|budget limit max_ promises::"
   "exit|src/exit.rs|exit process:: attacks::validation promises::"
   "ssrf|src/net/*.rs src/web/guard.rs|net:: guard ssrf"
