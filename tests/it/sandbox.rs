@@ -6,13 +6,14 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::json;
 
 use crate::support::mock_llm::*;
 pub(crate) use crate::support::results;
-use crate::support::{Run, run_worker};
+use crate::support::{Run, run_command, worker_command};
 
 /// A repository, a home with credentials, and a directory outside both.
 pub(crate) struct Scene {
@@ -23,7 +24,6 @@ pub(crate) struct Scene {
 }
 
 pub(crate) fn scene() -> Scene {
-    // Outside /tmp: a sandboxed command gets a private /tmp, where nothing of the host's is.
     // Outside /tmp: a sandboxed command gets a private /tmp, where nothing of the host's is.
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let base = root.path().canonicalize().unwrap();
@@ -59,22 +59,96 @@ pub(crate) fn sandboxed(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Run {
-    let mut args = vec!["--model", "dynamo/m", "--sandbox", "linux"];
-    args.extend_from_slice(extra);
-    let home = scene.home.to_str().unwrap();
-    let mut all_env = vec![
-        ("DYNAMO_BASE_URL", mock.url.as_str()),
-        ("HOME", home),
-        ("OPENAI_API_KEY", "sk-openai-SECRET"),
-        ("DYNAMO_API_KEY", "dynamo-SECRET"),
-        ("GITHUB_APP_ID", "12345"),
-        (
+    run_command(sandboxed_command(scene, mock, extra, env), "try to escape")
+}
+
+/// The command [`sandboxed`] runs.
+fn sandboxed_command(
+    scene: &Scene,
+    mock: &MockLlm,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Command {
+    let mut command = worker_command(&scene.repo);
+    command
+        .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
+        .args(extra)
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .env("HOME", &scene.home)
+        .env("OPENAI_API_KEY", "sk-openai-SECRET")
+        .env("DYNAMO_API_KEY", "dynamo-SECRET")
+        .env("GITHUB_APP_ID", "12345")
+        .env(
             "OTEL_EXPORTER_OTLP_HEADERS",
             "authorization=Bearer otel-SECRET",
-        ),
-    ];
-    all_env.extend_from_slice(env);
-    run_worker(&scene.repo, &args, "try to escape", &all_env)
+        );
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command
+}
+
+/// A fresh pids cgroup for one test, for the workers it starts: each of their launchers makes
+/// its command's cgroup inside it, and sweeps only the leftovers there. (Launchers of other
+/// tests running at the same time sweep the cgroup they run in, not this one.)
+pub(crate) struct TestCgroup(PathBuf);
+
+impl TestCgroup {
+    pub(crate) fn new(name: &str) -> TestCgroup {
+        let dir = Path::new("/sys/fs/cgroup/pids")
+            .join(format!("worker-test-{name}-{}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap_or_else(|err| {
+            panic!(
+                "{}: {err} (this test needs root with cgroup v1's pids hierarchy)",
+                dir.display()
+            )
+        });
+        TestCgroup(dir)
+    }
+
+    /// `command` started in this cgroup: a shell moves itself in, then execs it (which keeps
+    /// the shell's PID). Its environment is cleared, as every test's worker's is, and set
+    /// again from `command`'s.
+    pub(crate) fn enter(&self, command: &Command) -> Command {
+        let mut entered = Command::new("sh");
+        entered
+            .arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(self.0.join("cgroup.procs"))
+            .arg(command.get_program())
+            .args(command.get_args())
+            .env_clear();
+        for (key, value) in command.get_envs() {
+            if let Some(value) = value {
+                entered.env(key, value);
+            }
+        }
+        if let Some(dir) = command.get_current_dir() {
+            entered.current_dir(dir);
+        }
+        entered
+    }
+
+    /// The launchers' cgroups left in it, once what a killed launcher leaves has had time to
+    /// show.
+    pub(crate) fn left(&self) -> Vec<String> {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::fs::read_dir(&self.0)
+            .unwrap()
+            .flatten()
+            .filter(|entry| entry.path().is_dir())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        for dir in std::fs::read_dir(&self.0).into_iter().flatten().flatten() {
+            let _ = std::fs::remove_dir(dir.path());
+        }
+        let _ = std::fs::remove_dir(&self.0);
+    }
 }
 
 #[test]
@@ -306,11 +380,16 @@ fn allow_host_admits_only_the_named_hosts_through_the_proxy() {
 
 /// A sandboxed run in the background, asking `mock` with `prompt`, for a test to kill.
 pub(crate) fn start_sandboxed(scene: &Scene, mock: &MockLlm, prompt: &str) -> std::process::Child {
-    let mut command = crate::support::worker_command(&scene.repo);
+    crate::support::spawn_quiet(start_command(scene, mock), prompt)
+}
+
+/// The command [`start_sandboxed`] starts.
+fn start_command(scene: &Scene, mock: &MockLlm) -> Command {
+    let mut command = worker_command(&scene.repo);
     command
         .args(["run", "--model", "dynamo/m", "--sandbox", "linux"])
         .env("DYNAMO_BASE_URL", &mock.url);
-    crate::support::spawn_quiet(command, prompt)
+    command
 }
 
 #[test]
@@ -381,14 +460,19 @@ fn reported_cgroup(membership: &str) -> PathBuf {
 /// as its parent-death signal), so the next sandboxed command removes such leftovers, and
 /// keeps a cgroup whose launcher's PID is alive. A command that ends leaves no cgroup behind
 /// (the last command of the second run, so no later launcher's sweep removes it instead).
+/// Both runs are in a cgroup of the test's own, where no other test's launcher sweeps.
 #[test]
 fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
     let scene = scene();
+    let cgroup = TestCgroup::new("sweep");
     let mock = MockLlm::start(vec![
         bash("b1", "cat /proc/self/cgroup > cgroup.txt; sleep 60"),
         answer("done"),
     ]);
-    let mut child = start_sandboxed(&scene, &mock, "report its cgroup and wait");
+    let mut child = crate::support::spawn_quiet(
+        cgroup.enter(&start_command(&scene, &mock)),
+        "report its cgroup and wait",
+    );
     let report = scene.repo.join("cgroup.txt");
     let started = std::time::Instant::now();
     let membership = loop {
@@ -427,7 +511,10 @@ fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
         bash("b1", "cat /proc/self/cgroup > cgroup.txt; echo ok"),
         answer("done"),
     ]);
-    let run = sandboxed(&scene, &mock, &[], &[]);
+    let run = run_command(
+        cgroup.enter(&sandboxed_command(&scene, &mock, &[], &[])),
+        "try to escape",
+    );
     let (swept, still) = (!leftover.exists(), kept.is_dir());
     let _ = std::fs::remove_dir(&kept);
     let _ = alive.kill();

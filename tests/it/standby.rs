@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::sandbox::{bash, results, sandboxed, scene};
+use crate::sandbox::{TestCgroup, bash, results, sandboxed, scene};
 use crate::support::mock_llm::*;
 
 #[test]
@@ -65,69 +65,23 @@ fn an_edit_scope_directory_made_while_a_launcher_waits_is_writable_by_the_comman
     assert!(scene.repo.join("gen/by-bash.txt").exists());
 }
 
-/// A fresh pids cgroup for the test, where the worker it starts runs: each of worker's
-/// launchers makes its command's inside it.
-struct TestCgroup(std::path::PathBuf);
-
-impl TestCgroup {
-    fn new(name: &str) -> TestCgroup {
-        let dir = Path::new("/sys/fs/cgroup/pids")
-            .join(format!("worker-test-{name}-{}", std::process::id()));
-        std::fs::create_dir(&dir).unwrap_or_else(|err| {
-            panic!(
-                "{}: {err} (this test needs root with cgroup v1's pids hierarchy)",
-                dir.display()
-            )
-        });
-        TestCgroup(dir)
-    }
-
-    /// `worker run ARGS` in `repo`, against `mock`, inside this cgroup.
-    fn worker(&self, repo: &Path, mock: &MockLlm, args: &[&str]) -> Command {
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg("echo $$ > \"$0\" && exec \"$@\"")
-            .arg(self.0.join("cgroup.procs"))
-            .arg(env!("CARGO_BIN_EXE_worker"))
-            .args([
-                "run",
-                "--model",
-                "dynamo/m",
-                "--sandbox",
-                "linux",
-                "--no-session",
-            ])
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", repo)
-            .env("DYNAMO_BASE_URL", &mock.url)
-            .current_dir(repo)
-            .stdin(Stdio::null());
-        command
-    }
-
-    /// The launchers' cgroups left in it, once what a killed launcher leaves has had time to
-    /// show.
-    fn left(&self) -> Vec<String> {
-        std::thread::sleep(Duration::from_millis(300));
-        std::fs::read_dir(&self.0)
-            .unwrap()
-            .flatten()
-            .filter(|entry| entry.path().is_dir())
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .collect()
-    }
-}
-
-impl Drop for TestCgroup {
-    fn drop(&mut self) {
-        for dir in std::fs::read_dir(&self.0).into_iter().flatten().flatten() {
-            let _ = std::fs::remove_dir(dir.path());
-        }
-        let _ = std::fs::remove_dir(&self.0);
-    }
+/// `worker run ARGS` in `repo`, against `mock`, inside `cgroup`.
+fn worker(cgroup: &TestCgroup, repo: &Path, mock: &MockLlm, args: &[&str]) -> Command {
+    let mut command = crate::support::worker_command(repo);
+    command
+        .args([
+            "run",
+            "--model",
+            "dynamo/m",
+            "--sandbox",
+            "linux",
+            "--no-session",
+        ])
+        .args(args)
+        .env("DYNAMO_BASE_URL", &mock.url);
+    let mut entered = cgroup.enter(&command);
+    entered.stdin(Stdio::null());
+    entered
 }
 
 /// The launcher left waiting when a run ends goes, and removes its pids cgroup.
@@ -136,8 +90,7 @@ fn the_launcher_left_waiting_removes_its_cgroup_when_the_run_ends() {
     let scene = scene();
     let mock = MockLlm::start(vec![bash("b1", "echo ok"), answer("done")]);
     let cgroup = TestCgroup::new("standby-end");
-    let output = cgroup
-        .worker(&scene.repo, &mock, &["say ok"])
+    let output = worker(&cgroup, &scene.repo, &mock, &["say ok"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -158,8 +111,7 @@ fn a_waiting_launcher_removes_its_cgroup_when_worker_is_killed() {
         answer("done"),
     ]);
     let cgroup = TestCgroup::new("standby-kill");
-    let mut worker = cgroup
-        .worker(&scene.repo, &mock, &["wait"])
+    let mut worker = worker(&cgroup, &scene.repo, &mock, &["wait"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

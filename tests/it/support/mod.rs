@@ -155,6 +155,11 @@ pub(crate) fn run_worker(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &
     for (k, v) in env {
         cmd.env(k, v);
     }
+    run_command(cmd, stdin)
+}
+
+/// Runs `cmd` (a worker, or what execs one) to its end with `stdin` as its input.
+pub(crate) fn run_command(mut cmd: Command, stdin: &str) -> Run {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
