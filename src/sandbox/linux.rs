@@ -177,8 +177,14 @@ impl LinuxRunner {
 impl LinuxRunner {
     /// The launcher for `line`: `worker __sandbox SHELL -c COMMAND`, or, without `command`,
     /// a launcher that reads it from stdin once it is set up, with `line.env` (which changes
-    /// from call to call: the model request's id).
-    fn launcher(&self, line: &CommandLine<'_>, command: Option<&str>) -> Command {
+    /// from call to call: the model request's id). `writable` is [`LinuxRunner::writable`]'s
+    /// list for `line`.
+    fn launcher(
+        &self,
+        line: &CommandLine<'_>,
+        command: Option<&str>,
+        writable: &[PathBuf],
+    ) -> Command {
         let CommandLine {
             shell,
             cwd,
@@ -188,7 +194,7 @@ impl LinuxRunner {
         } = *line;
         let proxied = self.allow_hosts.is_some();
         let spec = Spec {
-            writable: self.writable(cwd, scratch),
+            writable: writable.to_vec(),
             temp_dir: scratch.to_path_buf(),
             run_dir: scratch.parent().map(Path::to_path_buf),
             hidden: self.hidden.clone(),
@@ -246,7 +252,8 @@ impl LinuxRunner {
 
 impl CommandRunner for LinuxRunner {
     fn command(&self, line: &CommandLine<'_>) -> Command {
-        self.launcher(line, Some(line.command))
+        let writable = self.writable(line.cwd, line.scratch);
+        self.launcher(line, Some(line.command), &writable)
     }
 
     /// A launcher that builds the view at once and waits for its command. Its fingerprint
@@ -257,7 +264,9 @@ impl CommandRunner for LinuxRunner {
     /// launcher set up before, which is then not used. (The init checks the hidden paths once
     /// more when the command comes: see [`super::launch`].)
     fn standby(&self, line: &CommandLine<'_>) -> Option<Standby> {
-        let command = self.launcher(line, None);
+        // Worked out once: the spec and the fingerprint see the same roots.
+        let writable = self.writable(line.cwd, line.scratch);
+        let command = self.launcher(line, None, &writable);
         let mut fingerprint = Vec::new();
         let mut add = |bytes: &[u8]| {
             fingerprint.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
@@ -274,7 +283,6 @@ impl CommandRunner for LinuxRunner {
             add(key.as_encoded_bytes());
             add(value.map_or(&[][..], std::ffi::OsStr::as_encoded_bytes));
         }
-        let writable = self.writable(line.cwd, line.scratch);
         for path in self
             .hidden
             .iter()
