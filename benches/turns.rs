@@ -1,15 +1,16 @@
 //! `cargo bench -- turns`: what a turn costs as a run grows long. Replayed runs (no
 //! server: only worker's own work is timed) of turns that each `read` a small file: the time a
 //! turn adds around turns 10, 100 and 1,000 (the difference between runs 200 turns apart,
-//! divided by 200, median of the rounds; CPU time, user plus system, which scheduling noise
-//! on a shared machine disturbs less than wall time, and wall time beside it) and the peak
+//! divided by 200, of each run's least time over the rounds; CPU time, user plus system, which
+//! scheduling noise on a shared machine disturbs less than wall time, and wall time beside it)
+//! and the median peak
 //! RSS of runs of 10, 100 and 1,000 turns, with and without the session file; every run is
 //! measured by the launcher (`support/launcher.rs`). A run whose turns cost the same at 1,000 as
 //! at 10 has a flat first column. Then the memory a turn adds between the middle run and the
 //! longest, against the conversation's own bytes a turn adds (its session file, as written).
 //!
 //! `BENCH_TURNS` sets the longest run (default 1000; the others are a tenth and a hundredth),
-//! `BENCH_RUNS` the rounds (default 9).
+//! `BENCH_RUNS` the rounds (default 21).
 
 use std::io::Write;
 use std::path::Path;
@@ -83,7 +84,7 @@ pub(crate) fn main() {
     let rounds: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(9)
+        .unwrap_or(21)
         .max(1);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "a short note\n".repeat(8)).unwrap();
@@ -99,7 +100,8 @@ pub(crate) fn main() {
         })
         .collect();
     println!(
-        "turns benchmark: replayed runs of {points:?} turns (a read each), {rounds} rounds, medians"
+        "turns benchmark: replayed runs of {points:?} turns (a read each), {rounds} rounds; \
+         each run's least time, and the median peak RSS"
     );
     for session in [false, true] {
         let label = if session {
@@ -115,15 +117,25 @@ pub(crate) fn main() {
         let mut base = None;
         let mut peaks = Vec::new();
         for (turns, [short, long]) in points.iter().zip(&fixtures) {
-            let (mut cpu, mut wall, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut before, mut after, mut rss) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..rounds {
-                let (wall_before, cpu_before, kib) = run(&launcher, dir.path(), short, session);
-                let (wall_after, cpu_after, _) = run(&launcher, dir.path(), long, session);
-                cpu.push((cpu_after - cpu_before) / WINDOW as f64);
-                wall.push((wall_after - wall_before) / WINDOW as f64);
+                let (wall, cpu, kib) = run(&launcher, dir.path(), short, session);
+                before.push((wall, cpu));
+                let (wall, cpu, _) = run(&launcher, dir.path(), long, session);
+                after.push((wall, cpu));
                 rss.push(kib);
             }
-            let (cpu, wall, rss) = (median(cpu), median(wall), median(rss));
+            // A replayed run does the same work every time, and what disturbs it (another
+            // process, an interrupt, a cold cache) only ever adds time: each run's least time
+            // over the rounds is its own cost, and the difference of two such is far steadier
+            // than a median of per-round differences, which carry both runs' noise.
+            let least = |runs: &[(f64, f64)], of: fn(&(f64, f64)) -> f64| {
+                runs.iter().map(of).fold(f64::INFINITY, f64::min)
+            };
+            let per_turn = |of: fn(&(f64, f64)) -> f64| {
+                (least(&after, of) - least(&before, of)) / WINDOW as f64
+            };
+            let (cpu, wall, rss) = (per_turn(|r| r.1), per_turn(|r| r.0), median(rss));
             let base = *base.get_or_insert(cpu);
             peaks.push(rss);
             println!(
