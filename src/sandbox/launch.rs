@@ -203,7 +203,7 @@ fn launch(command: &[OsString]) -> Result<i32, LaunchError> {
             }
             let code = wait_for(child);
             if let Some(cgroup) = cgroup {
-                cgroup.remove();
+                cgroup.remove_after_exit();
             }
             Ok(code)
         }

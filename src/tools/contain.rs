@@ -303,7 +303,7 @@ fn reset_signal_handlers() {
 /// Points the standard streams at `/dev/null`. The command's output is the shell's and its
 /// jobs': the init writes none of it, and holding the pipe would keep its reader waiting for
 /// a job that writes elsewhere, as it would not wait without containment.
-fn detach_standard_streams() {
+pub(crate) fn detach_standard_streams() {
     // SAFETY: a NUL-terminated path.
     let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
     for fd in 0..=2 {
@@ -323,7 +323,7 @@ fn detach_standard_streams() {
 }
 
 /// Closes every descriptor above the standard three except `keep`.
-fn close_all_but(keep: RawFd) {
+pub(crate) fn close_all_but(keep: RawFd) {
     let close_range = |first: RawFd, last: libc::c_uint| -> bool {
         // SAFETY: `close_range` with no flags only closes descriptors.
         unsafe { libc::syscall(libc::SYS_close_range, first.cast_unsigned(), last, 0) == 0 }

@@ -528,6 +528,11 @@ fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
         ended, leftover,
         "the second run reported the first one's cgroup"
     );
+    // Its launcher's remover takes it away just after the launcher has exited.
+    let exited = std::time::Instant::now();
+    while ended.exists() && exited.elapsed().as_secs() < 2 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     assert!(!ended.exists(), "{} is still there", ended.display());
 }
 

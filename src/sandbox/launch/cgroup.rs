@@ -2,10 +2,12 @@
 //! sweep of those that launchers killed with their worker could not remove.
 
 use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::OFlag;
 use nix::sys::signal::kill;
-use nix::unistd::Pid;
+use nix::unistd::{ForkResult, Pid};
 
 /// A pids cgroup for the command's tree, where this process may make one (root with cgroup
 /// v1's `pids` hierarchy, or a cgroup v2 tree that delegates `pids`): the kernel then refuses
@@ -16,6 +18,8 @@ pub(super) struct PidsCgroup {
     /// Its `cgroup.procs`, opened before the namespaces: the kernel checks a write against the
     /// credentials it was opened with.
     procs: std::fs::File,
+    /// The remover's pipe ([`start_remover`]).
+    remover: Option<OwnedFd>,
 }
 
 impl PidsCgroup {
@@ -53,7 +57,14 @@ impl PidsCgroup {
                 .open(dir.join("cgroup.procs"))
         });
         match procs {
-            Ok(procs) => Some(PidsCgroup { dir, procs }),
+            Ok(procs) => {
+                let remover = start_remover(&dir);
+                Some(PidsCgroup {
+                    dir,
+                    procs,
+                    remover,
+                })
+            }
             Err(_) => {
                 let _ = std::fs::remove_dir(&dir);
                 None
@@ -77,6 +88,51 @@ impl PidsCgroup {
     /// has to move out first).
     pub(super) fn remove(self) {
         let _ = std::fs::remove_dir(&self.dir);
+    }
+
+    /// [`PidsCgroup::remove`], by the remover made with the cgroup, so that the launcher can
+    /// exit at once. Removing a cgroup waits for an RCU grace period of the kernel's, which
+    /// after an idle moment took 8-10 ms on one machine, and the launcher's exit is what
+    /// carries the command's status to worker. Without a remover, the launcher removes it.
+    pub(super) fn remove_after_exit(mut self) {
+        let told = self
+            .remover
+            .take()
+            .is_some_and(|remover| std::fs::File::from(remover).write_all(&[1]).is_ok());
+        if !told {
+            self.remove();
+        }
+    }
+}
+
+/// A process that removes `dir` once the launcher says the tree is gone, made with the cgroup:
+/// before the launcher's PID namespace, where no process can be made once its init has
+/// ended. It holds nothing but its end of a pipe (worker reads a command's output until the
+/// last writer closes it). End of file without the byte means the launcher was killed: the
+/// tree may still be going, and the next launcher's sweep removes the cgroup. `None` where it
+/// cannot be made: the launcher then removes the cgroup itself.
+fn start_remover(dir: &Path) -> Option<OwnedFd> {
+    let (told, tell) = nix::unistd::pipe2(OFlag::O_CLOEXEC).ok()?;
+    // SAFETY: the launcher is single-threaded here; the child closes descriptors, waits on a
+    // pipe, removes one directory and exits.
+    match unsafe { nix::unistd::fork() }.ok()? {
+        ForkResult::Child => {
+            drop(tell);
+            crate::tools::contain::detach_standard_streams();
+            crate::tools::contain::close_all_but(told.as_raw_fd());
+            let mut byte = [0u8; 1];
+            let said = loop {
+                match nix::unistd::read(&told, &mut byte) {
+                    Err(nix::errno::Errno::EINTR) => {}
+                    other => break matches!(other, Ok(1)),
+                }
+            };
+            if said {
+                let _ = std::fs::remove_dir(dir);
+            }
+            std::process::exit(0)
+        }
+        ForkResult::Parent { .. } => Some(tell),
     }
 }
 
