@@ -39,7 +39,14 @@ struct Waiting {
 
 /// The run's standby, if one waits.
 #[derive(Clone, Default)]
-pub(super) struct Standbys(Arc<Mutex<Option<Waiting>>>);
+pub(super) struct Standbys(Arc<Mutex<Slot>>);
+
+#[derive(Default)]
+struct Slot {
+    waiting: Option<Waiting>,
+    /// The run has ended: a standby whose start finishes now is let go at once.
+    ended: bool,
+}
 
 impl Standbys {
     /// Starts `line`'s command through a standby of `runner`: the one waiting if it was set
@@ -59,23 +66,48 @@ impl Standbys {
             },
         };
         let spawned = waiting.hand(line.standby_input());
-        if let Some(Ok(next)) = next.map(start) {
-            *self.0.lock_or_recover() = Some(next);
+        if let Some(next) = next {
+            self.start_next(next);
         }
         Some(Ok(spawned))
+    }
+
+    /// Starts the next standby on a blocking thread. Starting one is a fork and an exec of
+    /// worker's binary, which the spawning thread waits for (milliseconds after an idle
+    /// moment): on the run's thread, that wait came before the command just handed was even
+    /// written to its launcher. A command that comes before the standby is up gets a launcher
+    /// of its own, as when none waits; the standby is kept for the one after (a newer one that
+    /// waits already is kept instead).
+    fn start_next(&self, next: Standby) {
+        let slot = self.clone();
+        let started = move || {
+            let Ok(next) = start(next) else {
+                return;
+            };
+            let mut slot = slot.0.lock_or_recover();
+            if !slot.ended && slot.waiting.is_none() {
+                slot.waiting = Some(next);
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(started)),
+            Err(_) => started(),
+        }
     }
 
     /// The standby waiting, if it was set up for `fingerprint` and still waits (one that could
     /// not set up, or was killed, has exited). Any other is let go.
     fn take(&self, fingerprint: &[u8]) -> Option<Waiting> {
-        let mut waiting = self.0.lock_or_recover().take()?;
+        let mut waiting = self.0.lock_or_recover().waiting.take()?;
         (waiting.fingerprint == fingerprint && matches!(waiting.child.try_wait(), Ok(None)))
             .then_some(waiting)
     }
 
-    /// Lets the waiting standby go: it ends by itself.
+    /// Lets the waiting standby go, and any still starting: they end by themselves.
     pub(super) fn end(&self) {
-        drop(self.0.lock_or_recover().take());
+        let mut slot = self.0.lock_or_recover();
+        slot.ended = true;
+        drop(slot.waiting.take());
     }
 }
 
