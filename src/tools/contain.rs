@@ -300,9 +300,10 @@ fn reset_signal_handlers() {
     }
 }
 
-/// Points the standard streams at `/dev/null`. The command's output is the shell's and its
-/// jobs': the init writes none of it, and holding the pipe would keep its reader waiting for
-/// a job that writes elsewhere, as it would not wait without containment.
+/// Points the standard streams at `/dev/null`, for a process that writes none of a command's
+/// output and must not hold its pipe, whose reader waits for the last writer: the init here
+/// (the output is the shell's and its jobs'; held, the reader would wait for a job that writes
+/// elsewhere, as it would not wait without containment) and the sandbox's cgroup remover.
 pub(crate) fn detach_standard_streams() {
     // SAFETY: a NUL-terminated path.
     let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
