@@ -456,6 +456,75 @@ fn reported_cgroup(membership: &str) -> PathBuf {
     root.join(path)
 }
 
+/// `(parent PID, process group)` of a process, from `/proc/<pid>/stat`; `None` once it is gone.
+fn parent_and_group(pid: &str) -> Option<(i32, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold anything:
+    // state, parent, group.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(1);
+    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+}
+
+/// worker forgets a command's process group once nothing in it is alive, and the run's end
+/// kills every group it still knows of. The launcher's cgroup remover outlives the launcher by
+/// its removal, so it is in a group of its own: in the command's, it kept every sandboxed
+/// command's group on that list until the run's end, which then killed it mid-removal.
+#[test]
+fn the_cgroup_remover_is_outside_the_commands_process_group() {
+    let scene = scene();
+    let mock = MockLlm::start(vec![
+        bash("b1", "cat /proc/self/cgroup > cgroup.txt; sleep 60"),
+        answer("done"),
+    ]);
+    let mut child = start_sandboxed(&scene, &mock, "report its cgroup and wait");
+    let report = scene.repo.join("cgroup.txt");
+    let started = std::time::Instant::now();
+    let membership = loop {
+        match std::fs::read_to_string(&report) {
+            Ok(text) if text.ends_with('\n') => break text,
+            _ => {
+                assert!(started.elapsed().as_secs() < 20, "the command never ran");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    };
+    // The cgroup is named after its launcher, the leader of the command's group.
+    let cgroup = reported_cgroup(&membership);
+    let launcher: i32 = cgroup
+        .file_name()
+        .and_then(|name| name.to_str()?.strip_prefix("worker-sandbox-")?.parse().ok())
+        .unwrap();
+    let namespace = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
+    let launcher_group = parent_and_group(&launcher.to_string()).map(|(_, group)| group);
+    // The launcher's children: the command's init, in a PID namespace of its own, and the
+    // remover, made before that namespace, in the launcher's.
+    let removers: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+            let (parent, group) = parent_and_group(&pid.to_string())?;
+            (parent == launcher && namespace(pid) == namespace(launcher)).then_some((pid, group))
+        })
+        .collect();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        launcher_group,
+        Some(launcher),
+        "the launcher leads no group of its own"
+    );
+    assert_eq!(
+        removers.len(),
+        1,
+        "the launcher has no cgroup remover: {removers:?}"
+    );
+    assert_ne!(
+        removers[0].1, launcher,
+        "the remover is in the command's process group"
+    );
+}
+
 /// A launcher killed with its worker cannot remove its pids cgroup (worker's SIGKILL reaches it
 /// as its parent-death signal), so the next sandboxed command removes such leftovers, and
 /// keeps a cgroup whose launcher's PID is alive. A command that ends leaves no cgroup behind

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::OFlag;
 use nix::sys::signal::kill;
-use nix::unistd::{ForkResult, Pid};
+use nix::unistd::{ForkResult, Pid, setpgid};
 
 /// A pids cgroup for the command's tree, where this process may make one (root with cgroup
 /// v1's `pids` hierarchy, or a cgroup v2 tree that delegates `pids`): the kernel then refuses
@@ -111,12 +111,20 @@ impl PidsCgroup {
 /// last writer closes it). End of file without the byte means the launcher was killed: the
 /// tree may still be going, and the next launcher's sweep removes the cgroup. `None` where it
 /// cannot be made: the launcher then removes the cgroup itself.
+///
+/// It leaves the command's process group (both sides move it, so neither order of the two
+/// can leave it behind). worker forgets a command's group once nothing in it is alive, and
+/// kills every group it still knows of when the run ends: a remover in the group, still in
+/// its removal, kept every sandboxed command's group on that list, and the run's end then
+/// signalled them all and killed the removers mid-removal. It needs no group to die with the
+/// run: when its launcher is killed, its pipe ends and it exits.
 fn start_remover(dir: &Path) -> Option<OwnedFd> {
     let (told, tell) = nix::unistd::pipe2(OFlag::O_CLOEXEC).ok()?;
     // SAFETY: the launcher is single-threaded here; the child closes descriptors, waits on a
     // pipe, removes one directory and exits.
     match unsafe { nix::unistd::fork() }.ok()? {
         ForkResult::Child => {
+            let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
             drop(tell);
             crate::tools::contain::detach_standard_streams();
             crate::tools::contain::close_all_but(told.as_raw_fd());
@@ -132,7 +140,11 @@ fn start_remover(dir: &Path) -> Option<OwnedFd> {
             }
             std::process::exit(0)
         }
-        ForkResult::Parent { .. } => Some(tell),
+        ForkResult::Parent { child } => {
+            // Fails only once the child has moved itself, or has exited.
+            let _ = setpgid(child, child);
+            Some(tell)
+        }
     }
 }
 
