@@ -1,20 +1,31 @@
-//! `cargo bench -- turns`: what a turn costs as a run grows long. Replayed runs (no
-//! server: only worker's own work is timed) of turns that each `read` a small file: the time a
-//! turn adds around turns 10, 100 and 1,000 (the difference between runs 200 turns apart,
-//! divided by 200, of each run's least time over the rounds; CPU time, user plus system, which
-//! scheduling noise on a shared machine disturbs less than wall time, and wall time beside it)
-//! and the median peak
-//! RSS of runs of 10, 100 and 1,000 turns, with and without the session file; every run is
-//! measured by the launcher (`support/launcher.rs`). A run whose turns cost the same at 1,000 as
-//! at 10 has a flat first column. Then the memory a turn adds between the middle run and the
-//! longest, against the conversation's own bytes a turn adds (its session file, as written).
+//! `cargo bench -- turns`: what a turn costs as a run grows long. Replayed runs (no server:
+//! only worker's own work is timed) of turns that each `read` a small file.
 //!
-//! `BENCH_TURNS` sets the longest run (default 1000; the others are a tenth and a hundredth),
-//! `BENCH_RUNS` the rounds (default 21).
+//! The time a turn takes at turns 10, 100 and 1,000 is measured inside one run, as a consumer
+//! sees it: the bench reads the run's events from its stdout, through a pipe of one page, so the
+//! run is never more than a few lines ahead of the reader, and when it reads the
+//! `tool_execution_end` of one of those turns, and of the turn [`WINDOW`] turns later, it reads
+//! the run's CPU time (user plus system, every thread's, to the nanosecond, from
+//! `/proc/<pid>/task/*/schedstat`). The difference, divided by the window, is the point's time
+//! a turn; each point's least over the rounds is reported (a replayed run repeats the same
+//! work, and what disturbs it only ever adds time), with the wall time beside it. A run whose
+//! turns cost the same at 1,000 as at 10 has a flat first column. What a run costs once, at
+//! its start and at its end (`agent_end` carries the whole conversation), is not a turn's cost
+//! and is left out: a run's total time would mix it in.
+//!
+//! Then the median peak RSS of runs of 10, 100 and 1,000 turns, with and without the session
+//! file (each run measured by the launcher, `support/launcher.rs`), and the memory a turn adds
+//! between the middle run and the longest, against the conversation's own bytes a turn adds
+//! (its session file, as written).
+//!
+//! `BENCH_TURNS` sets the longest point (default 1000; the others are a tenth and a
+//! hundredth), `BENCH_RUNS` the rounds (default 21).
 
-use std::io::Write;
+use std::collections::HashMap;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use crate::launcher;
 use crate::runs;
@@ -24,8 +35,11 @@ use runs::median;
 
 use serde_json::json;
 
-/// Turns between the two runs whose difference is a point's time per turn.
+/// Turns between the two readings whose difference is a point's time a turn.
 const WINDOW: usize = 200;
+
+/// The rounds the peak RSS is the median of: it varies far less than time.
+const RSS_ROUNDS: usize = 5;
 
 /// A fixture of `turns` `read` calls, then a final answer.
 fn fixture(path: &Path, turns: usize) {
@@ -48,29 +62,157 @@ fn fixture(path: &Path, turns: usize) {
     writeln!(out, "{reply}").unwrap();
 }
 
-/// One replayed run of `fixture`, from the launcher: its wall and CPU time (user plus system)
-/// in milliseconds, and its peak RSS in MiB.
-fn run(launcher: &Launcher, dir: &Path, fixture: &Path, session: bool) -> (f64, f64, f64) {
-    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_worker"))
-        .args(["run", "--no-context-files", "--model"])
-        .arg(format!("replay/{}", fixture.display()))
+/// The arguments of a replayed run of `fixture`, with or without the session file.
+fn run_args(dir: &Path, fixture: &Path, session: bool) -> Vec<String> {
+    let mut args = vec![
+        "run".to_string(),
+        "--no-context-files".to_string(),
+        "--model".to_string(),
+        format!("replay/{}", fixture.display()),
+    ];
+    if session {
+        args.push("--session-dir".to_string());
+        args.push(dir.join("sessions").display().to_string());
+    } else {
+        args.push("--no-session".to_string());
+    }
+    args
+}
+
+/// One replayed run of `fixture`, from the launcher: its peak RSS in MiB.
+fn peak_rss(launcher: &Launcher, dir: &Path, fixture: &Path, session: bool) -> f64 {
+    let cmd = Cmd::new(env!("CARGO_BIN_EXE_worker"))
+        .args(run_args(dir, fixture, session))
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .cwd(dir)
         .stdin("go");
-    cmd = if session {
-        cmd.arg("--session-dir")
-            .arg(dir.join("sessions").display().to_string())
-    } else {
-        cmd.arg("--no-session")
-    };
     let sample = launcher.run(&cmd);
     assert_eq!(sample.code, 0, "the run failed");
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
-    (
-        ms(sample.wall),
-        ms(sample.cpu()),
-        sample.max_rss_kib as f64 / 1024.0,
-    )
+    sample.max_rss_kib as f64 / 1024.0
+}
+
+/// A run's CPU time so far, each live thread's in nanoseconds, from `schedstat`; `None` once
+/// the run has exited.
+fn thread_times(pid: u32) -> Option<HashMap<u32, u64>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let times: HashMap<u32, u64> = tasks
+        .flatten()
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            Some((tid, stat.split_whitespace().next()?.parse().ok()?))
+        })
+        .collect();
+    (!times.is_empty()).then_some(times)
+}
+
+/// What the bench read when a marked turn's tool had ended.
+struct Reading {
+    threads: HashMap<u32, u64>,
+    at: Instant,
+}
+
+/// The CPU time (ms) and the wall time (ms) between two readings, per turn of `turns`. `None`
+/// when a thread alive at the first had ended by the second: its time is gone from the sum.
+fn per_turn(first: &Reading, second: &Reading, turns: usize) -> Option<(f64, f64)> {
+    let mut cpu = 0u64;
+    for (tid, ns) in &second.threads {
+        cpu += ns.saturating_sub(first.threads.get(tid).copied().unwrap_or(0));
+    }
+    if !first
+        .threads
+        .keys()
+        .all(|tid| second.threads.contains_key(tid))
+    {
+        return None;
+    }
+    let turns = turns as f64;
+    Some((
+        cpu as f64 / 1e6 / turns,
+        second.at.duration_since(first.at).as_secs_f64() * 1000.0 / turns,
+    ))
+}
+
+/// Where a timed run's events go.
+#[derive(Clone, Copy, PartialEq)]
+enum Output {
+    /// A pipe the bench reads, as an orchestrator does. It holds 16 KiB, so the run is never
+    /// more than a few turns' events (about 4 KiB a turn) ahead of the reader: 2% of a window.
+    Pipe,
+    /// A file (`> events.jsonl`), which the run never waits on; the bench reads it as it grows,
+    /// looking again every 50 microseconds.
+    File,
+}
+
+/// One replayed run of `fixture`: the readings taken when the `tool_execution_end` of each turn
+/// in `marks` (0-based, ascending) was read from its output.
+fn marked_run(
+    dir: &Path,
+    fixture: &Path,
+    session: bool,
+    marks: &[usize],
+    output: Output,
+) -> Vec<Reading> {
+    let (stdout, mut events) = match output {
+        Output::Pipe => {
+            let (read_end, write_end) = nix::unistd::pipe().unwrap();
+            nix::fcntl::fcntl(&write_end, nix::fcntl::FcntlArg::F_SETPIPE_SZ(16384)).unwrap();
+            (Stdio::from(write_end), std::fs::File::from(read_end))
+        }
+        Output::File => {
+            let path = dir.join("events.jsonl");
+            let file = std::fs::File::create(&path).unwrap();
+            (Stdio::from(file), std::fs::File::open(&path).unwrap())
+        }
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_worker"))
+        .args(run_args(dir, fixture, session))
+        .arg("go")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut readings, mut ended, mut exited) = (Vec::new(), 0, false);
+    let (mut chunk, mut pending) = (vec![0u8; 1 << 16], Vec::new());
+    loop {
+        let read = events.read(&mut chunk).unwrap();
+        if read == 0 {
+            // A pipe ends when the run does; a file is read once more after the run exited.
+            if output == Output::Pipe || exited {
+                break;
+            }
+            exited = child.try_wait().unwrap().is_some();
+            if !exited {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+            continue;
+        }
+        pending.extend_from_slice(&chunk[..read]);
+        let mut start = 0;
+        while let Some(end) = pending[start..].iter().position(|&byte| byte == b'\n') {
+            let line = &pending[start..start + end];
+            start += end + 1;
+            if !line.starts_with(b"{\"type\":\"tool_execution_end\"") {
+                continue;
+            }
+            if marks.get(readings.len()) == Some(&ended) {
+                let threads = thread_times(child.id()).expect("the run exited mid-turn");
+                readings.push(Reading {
+                    threads,
+                    at: Instant::now(),
+                });
+            }
+            ended += 1;
+        }
+        pending.drain(..start);
+    }
+    assert!(child.wait().unwrap().success(), "the run failed");
+    assert_eq!(readings.len(), marks.len(), "the run ended early");
+    readings
 }
 
 pub(crate) fn main() {
@@ -89,59 +231,86 @@ pub(crate) fn main() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "a short note\n".repeat(8)).unwrap();
     let points = [longest / 100, longest / 10, longest];
-    let fixtures: Vec<[std::path::PathBuf; 2]> = points
+    let fixtures: Vec<std::path::PathBuf> = points
         .iter()
+        // The timed run: its last reading is at the end of turn `longest + WINDOW`.
+        .chain(std::iter::once(&(longest + WINDOW + 1)))
         .map(|&turns| {
-            [turns, turns + WINDOW].map(|n| {
-                let path = dir.path().join(format!("fixture-{n}.jsonl"));
-                fixture(&path, n);
-                path
-            })
+            let path = dir.path().join(format!("fixture-{turns}.jsonl"));
+            fixture(&path, turns);
+            path
         })
         .collect();
+    let timed = &fixtures[points.len()];
+    // Each point's two readings, in the order the run reaches them.
+    let mut marks: Vec<usize> = points.iter().flat_map(|&p| [p, p + WINDOW]).collect();
+    marks.sort_unstable();
+    marks.dedup();
+    let at = |turn: usize| marks.iter().position(|&m| m == turn).unwrap();
     println!(
-        "turns benchmark: replayed runs of {points:?} turns (a read each), {rounds} rounds; \
-         each run's least time, and the median peak RSS"
+        "turns benchmark: the time a turn takes at turns {points:?} (over the {WINDOW} turns \
+         from each) inside one run of {} turns, least of {rounds} rounds; the median peak RSS \
+         of runs of {points:?} turns",
+        longest + WINDOW + 1
     );
-    for session in [false, true] {
-        let label = if session {
-            "with the session file"
-        } else {
-            "--no-session"
-        };
-        println!("{label}:");
+    // The median peak RSS of a run of each point's length, without and with the session file.
+    let peaks: Vec<Vec<f64>> = [false, true]
+        .iter()
+        .map(|&session| {
+            fixtures[..points.len()]
+                .iter()
+                .map(|fixture| {
+                    median(
+                        (0..RSS_ROUNDS)
+                            .map(|_| peak_rss(&launcher, dir.path(), fixture, session))
+                            .collect(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    for (session, output) in [
+        (false, Output::Pipe),
+        (false, Output::File),
+        (true, Output::Pipe),
+    ] {
+        println!(
+            "{}, events {}:",
+            if session {
+                "with the session file"
+            } else {
+                "--no-session"
+            },
+            match output {
+                Output::Pipe => "read from a pipe",
+                Output::File => "written to a file",
+            }
+        );
         println!(
             "  {:>6} {:>32} {:>14} {:>10}",
-            "turn", "CPU ms a turn adds", "wall ms", "peak RSS"
+            "turn", "CPU ms a turn", "wall ms", "peak RSS"
         );
-        let mut base = None;
-        let mut peaks = Vec::new();
-        for (turns, [short, long]) in points.iter().zip(&fixtures) {
-            let (mut before, mut after, mut rss) = (Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..rounds {
-                let (wall, cpu, kib) = run(&launcher, dir.path(), short, session);
-                before.push((wall, cpu));
-                let (wall, cpu, _) = run(&launcher, dir.path(), long, session);
-                after.push((wall, cpu));
-                rss.push(kib);
+        let mut least = vec![(f64::INFINITY, f64::INFINITY); points.len()];
+        let mut lost = 0;
+        for _ in 0..rounds {
+            let readings = marked_run(dir.path(), timed, session, &marks, output);
+            for (point, least) in points.iter().zip(&mut least) {
+                match per_turn(&readings[at(*point)], &readings[at(point + WINDOW)], WINDOW) {
+                    Some((cpu, wall)) => *least = (least.0.min(cpu), least.1.min(wall)),
+                    None => lost += 1,
+                }
             }
-            // A replayed run does the same work every time, and what disturbs it (another
-            // process, an interrupt, a cold cache) only ever adds time: each run's least time
-            // over the rounds is its own cost, and the difference of two such is far steadier
-            // than a median of per-round differences, which carry both runs' noise.
-            let least = |runs: &[(f64, f64)], of: fn(&(f64, f64)) -> f64| {
-                runs.iter().map(of).fold(f64::INFINITY, f64::min)
-            };
-            let per_turn = |of: fn(&(f64, f64)) -> f64| {
-                (least(&after, of) - least(&before, of)) / WINDOW as f64
-            };
-            let (cpu, wall, rss) = (per_turn(|r| r.1), per_turn(|r| r.0), median(rss));
-            let base = *base.get_or_insert(cpu);
-            peaks.push(rss);
+        }
+        let base = least[0].0;
+        let peaks = &peaks[usize::from(session)];
+        for ((turns, (cpu, wall)), rss) in points.iter().zip(&least).zip(peaks) {
             println!(
                 "  {turns:>6} {cpu:>10.3} ({:>5.2}x, target <= 1.2x) {wall:>14.3} {rss:>6.1} MiB",
                 cpu / base,
             );
+        }
+        if lost > 0 {
+            println!("  ({lost} windows left out: a thread of the run ended within them)");
         }
         if !session {
             continue;
