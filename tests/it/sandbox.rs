@@ -432,6 +432,20 @@ fn the_whole_tree_is_gone_after_the_worker_is_killed() {
     }
 }
 
+/// The text of `report` once a command has written a whole line to it (up to 20 s).
+pub(crate) fn wait_for_line(report: &Path) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        match std::fs::read_to_string(report) {
+            Ok(text) if text.ends_with('\n') => return text,
+            _ => {
+                assert!(started.elapsed().as_secs() < 20, "the command never ran");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+}
+
 /// The pids cgroup a sandboxed command reported from `/proc/self/cgroup`, as a directory.
 fn reported_cgroup(membership: &str) -> PathBuf {
     let (controllers, path) = membership
@@ -478,16 +492,7 @@ fn the_cgroup_remover_is_outside_the_commands_process_group() {
     ]);
     let mut child = start_sandboxed(&scene, &mock, "report its cgroup and wait");
     let report = scene.repo.join("cgroup.txt");
-    let started = std::time::Instant::now();
-    let membership = loop {
-        match std::fs::read_to_string(&report) {
-            Ok(text) if text.ends_with('\n') => break text,
-            _ => {
-                assert!(started.elapsed().as_secs() < 20, "the command never ran");
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
-    };
+    let membership = wait_for_line(&report);
     // The cgroup is named after its launcher, the leader of the command's group.
     let cgroup = reported_cgroup(&membership);
     let launcher: i32 = cgroup
@@ -543,16 +548,7 @@ fn the_cgroup_of_a_killed_run_is_removed_by_the_next_sandboxed_command() {
         "report its cgroup and wait",
     );
     let report = scene.repo.join("cgroup.txt");
-    let started = std::time::Instant::now();
-    let membership = loop {
-        match std::fs::read_to_string(&report) {
-            Ok(text) if text.ends_with('\n') => break text,
-            _ => {
-                assert!(started.elapsed().as_secs() < 20, "the command never ran");
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
-    };
+    let membership = wait_for_line(&report);
     let leftover = reported_cgroup(&membership);
     child.kill().unwrap();
     child.wait().unwrap();

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::sandbox::{TestCgroup, bash, results, sandboxed, scene};
+use crate::sandbox::{TestCgroup, bash, results, sandboxed, scene, wait_for_line};
 use crate::support::mock_llm::*;
 
 #[test]
@@ -117,16 +117,7 @@ fn a_waiting_launcher_removes_its_cgroup_when_worker_is_killed() {
         .spawn()
         .unwrap();
     let report = scene.repo.join("cgroup.txt");
-    let started = std::time::Instant::now();
-    let membership = loop {
-        match std::fs::read_to_string(&report) {
-            Ok(text) if text.ends_with('\n') => break text,
-            _ => {
-                assert!(started.elapsed().as_secs() < 20, "the command never ran");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    };
+    let membership = wait_for_line(&report);
     // The next command's launcher is set up by now.
     std::thread::sleep(Duration::from_millis(300));
     worker.kill().unwrap();
