@@ -2,16 +2,20 @@
 //! only worker's own work is timed) of turns that each `read` a small file.
 //!
 //! The time a turn takes at turns 10, 100 and 1,000 is measured inside one run, as a consumer
-//! sees it: the bench reads the run's events from its stdout, through a pipe of one page, so the
-//! run is never more than a few lines ahead of the reader, and when it reads the
-//! `tool_execution_end` of one of those turns, and of the turn [`WINDOW`] turns later, it reads
-//! the run's CPU time (user plus system, every thread's, to the nanosecond, from
-//! `/proc/<pid>/task/*/schedstat`). The difference, divided by the window, is the point's time
-//! a turn; each point's least over the rounds is reported (a replayed run repeats the same
-//! work, and what disturbs it only ever adds time), with the wall time beside it. A run whose
-//! turns cost the same at 1,000 as at 10 has a flat first column. What a run costs once, at
-//! its start and at its end (`agent_end` carries the whole conversation), is not a turn's cost
-//! and is left out: a run's total time would mix it in.
+//! sees it. The bench reads the run's events from its stdout; once it has read past the
+//! `tool_execution_end` of one of those turns, and again past the turn [`WINDOW`] turns later,
+//! it reads the run's CPU time (user plus system, of every thread the run has had, from the
+//! process's CPU clock) and how many turns it has seen end. The CPU time between the two
+//! readings, divided by the turns between them, is the point's time a turn; each point's least
+//! over the rounds is reported (a replayed run repeats the same work, and what disturbs it only
+//! ever adds time), with the wall time beside it. A run whose turns cost the same at 1,000 as
+//! at 10 has a flat first column. What a run costs once, at its start and at its end
+//! (`agent_end` carries the whole conversation), is not a turn's cost and is left out: a run's
+//! total time would mix it in.
+//!
+//! Two consumers are measured, since the run behaves differently for them (see [`Output`]): a
+//! pipe the bench reads, as an orchestrator reads the stream, and a file the run never waits
+//! on.
 //!
 //! Then the median peak RSS of runs of 10, 100 and 1,000 turns, with and without the session
 //! file (each run measured by the launcher, `support/launcher.rs`), and the memory a turn adds
@@ -21,7 +25,6 @@
 //! `BENCH_TURNS` sets the longest point (default 1000; the others are a tenth and a
 //! hundredth), `BENCH_RUNS` the rounds (default 21).
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -91,61 +94,55 @@ fn peak_rss(launcher: &Launcher, dir: &Path, fixture: &Path, session: bool) -> f
     sample.max_rss_kib as f64 / 1024.0
 }
 
-/// A run's CPU time so far, each live thread's in nanoseconds, from `schedstat`; `None` once
-/// the run has exited.
-fn thread_times(pid: u32) -> Option<HashMap<u32, u64>> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let times: HashMap<u32, u64> = tasks
-        .flatten()
-        .filter_map(|task| {
-            let tid = task.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
-            Some((tid, stat.split_whitespace().next()?.parse().ok()?))
-        })
-        .collect();
-    (!times.is_empty()).then_some(times)
+/// A process's CPU time so far, user plus system, of all its threads (those that have ended
+/// included), in nanoseconds.
+fn cpu_time(pid: u32) -> u64 {
+    let mut clock: libc::clockid_t = 0;
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let pid = libc::pid_t::try_from(pid).unwrap();
+    // SAFETY: both pointers are to live locals of the right types.
+    let read = unsafe {
+        libc::clock_getcpuclockid(pid, &raw mut clock) == 0
+            && libc::clock_gettime(clock, &raw mut now) == 0
+    };
+    assert!(read, "the run's CPU clock could not be read");
+    u64::try_from(now.tv_sec).unwrap() * 1_000_000_000 + u64::try_from(now.tv_nsec).unwrap()
 }
 
-/// What the bench read when a marked turn's tool had ended.
+/// What the bench read once it had read past a marked turn's `tool_execution_end`.
 struct Reading {
-    threads: HashMap<u32, u64>,
+    /// The turns whose tool the bench had seen end by then.
+    turns: usize,
+    cpu_ns: u64,
     at: Instant,
 }
 
-/// The CPU time (ms) and the wall time (ms) between two readings, per turn of `turns`. `None`
-/// when a thread alive at the first had ended by the second: its time is gone from the sum.
-fn per_turn(first: &Reading, second: &Reading, turns: usize) -> Option<(f64, f64)> {
-    let mut cpu = 0u64;
-    for (tid, ns) in &second.threads {
-        cpu += ns.saturating_sub(first.threads.get(tid).copied().unwrap_or(0));
-    }
-    if !first
-        .threads
-        .keys()
-        .all(|tid| second.threads.contains_key(tid))
-    {
-        return None;
-    }
-    let turns = turns as f64;
-    Some((
-        cpu as f64 / 1e6 / turns,
+/// The CPU time (ms) and the wall time (ms) a turn between two readings.
+fn per_turn(first: &Reading, second: &Reading) -> (f64, f64) {
+    let turns = (second.turns - first.turns) as f64;
+    (
+        (second.cpu_ns - first.cpu_ns) as f64 / 1e6 / turns,
         second.at.duration_since(first.at).as_secs_f64() * 1000.0 / turns,
-    ))
+    )
 }
 
 /// Where a timed run's events go.
 #[derive(Clone, Copy, PartialEq)]
 enum Output {
-    /// A pipe the bench reads, as an orchestrator does. It holds 16 KiB, so the run is never
-    /// more than a few turns' events (about 4 KiB a turn) ahead of the reader: 2% of a window.
+    /// A pipe the bench reads, as an orchestrator does. It holds 16 KiB (about four turns'
+    /// events), and one read takes all it holds: a reading follows the read that passed the
+    /// mark, so what the run did after that read is the only error, a few microseconds.
     Pipe,
-    /// A file (`> events.jsonl`), which the run never waits on; the bench reads it as it grows,
-    /// looking again every 50 microseconds.
+    /// A file (`> events.jsonl`), which the run never waits on; the bench reads all there is,
+    /// then looks again every 50 microseconds. A reading follows the read that passed the mark.
     File,
 }
 
-/// One replayed run of `fixture`: the readings taken when the `tool_execution_end` of each turn
-/// in `marks` (0-based, ascending) was read from its output.
+/// One replayed run of `fixture`: a reading for each turn in `marks` (counted from 0,
+/// ascending), taken once the bench has read that turn's `tool_execution_end`.
 fn marked_run(
     dir: &Path,
     fixture: &Path,
@@ -155,7 +152,9 @@ fn marked_run(
 ) -> Vec<Reading> {
     let (stdout, mut events) = match output {
         Output::Pipe => {
-            let (read_end, write_end) = nix::unistd::pipe().unwrap();
+            // Close-on-exec: only the run's stdout may hold the pipe, or whatever it starts
+            // that outlives it would keep the bench reading.
+            let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
             nix::fcntl::fcntl(&write_end, nix::fcntl::FcntlArg::F_SETPIPE_SZ(16384)).unwrap();
             (Stdio::from(write_end), std::fs::File::from(read_end))
         }
@@ -196,19 +195,19 @@ fn marked_run(
         while let Some(end) = pending[start..].iter().position(|&byte| byte == b'\n') {
             let line = &pending[start..start + end];
             start += end + 1;
-            if !line.starts_with(b"{\"type\":\"tool_execution_end\"") {
-                continue;
+            if line.starts_with(b"{\"type\":\"tool_execution_end\"") {
+                ended += 1;
             }
-            if marks.get(readings.len()) == Some(&ended) {
-                let threads = thread_times(child.id()).expect("the run exited mid-turn");
-                readings.push(Reading {
-                    threads,
-                    at: Instant::now(),
-                });
-            }
-            ended += 1;
         }
         pending.drain(..start);
+        // Past a mark: the turn counted from 0 as `mark` is the `mark + 1`th to end.
+        while marks.get(readings.len()).is_some_and(|&mark| ended > mark) {
+            readings.push(Reading {
+                turns: ended,
+                cpu_ns: cpu_time(child.id()),
+                at: Instant::now(),
+            });
+        }
     }
     assert!(child.wait().unwrap().success(), "the run failed");
     assert_eq!(readings.len(), marks.len(), "the run ended early");
@@ -233,7 +232,8 @@ pub(crate) fn main() {
     let points = [longest / 100, longest / 10, longest];
     let fixtures: Vec<std::path::PathBuf> = points
         .iter()
-        // The timed run: its last reading is at the end of turn `longest + WINDOW`.
+        // The timed run: its last mark is turn `longest + WINDOW` counted from 0, so it has one
+        // turn more.
         .chain(std::iter::once(&(longest + WINDOW + 1)))
         .map(|&turns| {
             let path = dir.path().join(format!("fixture-{turns}.jsonl"));
@@ -291,14 +291,11 @@ pub(crate) fn main() {
             "turn", "CPU ms a turn", "wall ms", "peak RSS"
         );
         let mut least = vec![(f64::INFINITY, f64::INFINITY); points.len()];
-        let mut lost = 0;
         for _ in 0..rounds {
             let readings = marked_run(dir.path(), timed, session, &marks, output);
             for (point, least) in points.iter().zip(&mut least) {
-                match per_turn(&readings[at(*point)], &readings[at(point + WINDOW)], WINDOW) {
-                    Some((cpu, wall)) => *least = (least.0.min(cpu), least.1.min(wall)),
-                    None => lost += 1,
-                }
+                let (cpu, wall) = per_turn(&readings[at(*point)], &readings[at(point + WINDOW)]);
+                *least = (least.0.min(cpu), least.1.min(wall));
             }
         }
         let base = least[0].0;
@@ -308,9 +305,6 @@ pub(crate) fn main() {
                 "  {turns:>6} {cpu:>10.3} ({:>5.2}x, target <= 1.2x) {wall:>14.3} {rss:>6.1} MiB",
                 cpu / base,
             );
-        }
-        if lost > 0 {
-            println!("  ({lost} windows left out: a thread of the run ended within them)");
         }
         if !session {
             continue;

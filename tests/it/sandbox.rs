@@ -482,12 +482,17 @@ fn parent_and_group(pid: &str) -> Option<(i32, i32)> {
 /// worker forgets a command's process group once nothing in it is alive, and the run's end
 /// kills every group it still knows of. The launcher's cgroup remover outlives the launcher by
 /// its removal, so it is in a group of its own: in the command's, it kept every sandboxed
-/// command's group on that list until the run's end, which then killed it mid-removal.
+/// command's group on that list until the run's end, which then killed it mid-removal. The
+/// command waits (up to 10 s) while the test looks, then the run ends as usual and its cgroup
+/// goes.
 #[test]
 fn the_cgroup_remover_is_outside_the_commands_process_group() {
     let scene = scene();
     let mock = MockLlm::start(vec![
-        bash("b1", "cat /proc/self/cgroup > cgroup.txt; sleep 60"),
+        bash(
+            "b1",
+            "cat /proc/self/cgroup > cgroup.txt; for i in $(seq 500); do [ -e go ] && break; sleep 0.02; done",
+        ),
         answer("done"),
     ]);
     let mut child = start_sandboxed(&scene, &mock, "report its cgroup and wait");
@@ -512,8 +517,8 @@ fn the_cgroup_remover_is_outside_the_commands_process_group() {
             (parent == launcher && namespace(pid) == namespace(launcher)).then_some((pid, group))
         })
         .collect();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    std::fs::write(scene.repo.join("go"), "").unwrap();
+    let status = child.wait().unwrap();
     assert_eq!(
         launcher_group,
         Some(launcher),
@@ -528,6 +533,12 @@ fn the_cgroup_remover_is_outside_the_commands_process_group() {
         removers[0].1, launcher,
         "the remover is in the command's process group"
     );
+    assert!(status.success(), "the run failed: {status}");
+    let ended = std::time::Instant::now();
+    while cgroup.exists() && ended.elapsed().as_secs() < 2 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!cgroup.exists(), "{} is still there", cgroup.display());
 }
 
 /// A launcher killed with its worker cannot remove its pids cgroup (worker's SIGKILL reaches it

@@ -141,7 +141,8 @@ fn start_remover(dir: &Path) -> Option<OwnedFd> {
             std::process::exit(0)
         }
         ForkResult::Parent { child } => {
-            // Fails only once the child has moved itself, or has exited.
+            // The child has neither exec'd nor been reaped, so this cannot fail; once the
+            // child has moved itself, it changes nothing.
             let _ = setpgid(child, child);
             Some(tell)
         }
