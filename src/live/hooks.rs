@@ -323,7 +323,7 @@ impl HookProgram {
             source,
         };
         let input = serde_json::to_vec(input).map_err(|err| start_failed(err.into()))?;
-        let mut command = std::process::Command::new("sh");
+        let mut command = std::process::Command::new(crate::tools::POSIX_SHELL);
         command
             .arg("-c")
             .arg(&self.command)

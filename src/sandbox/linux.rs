@@ -81,7 +81,7 @@ pub fn preflight(assume_missing: Option<&str>) -> Result<(), PreflightError> {
 
 /// Whether a child can create the namespaces the launcher uses.
 fn user_namespaces() -> bool {
-    let mut probe = Command::new("/bin/sh");
+    let mut probe = Command::new(crate::tools::POSIX_SHELL);
     probe
         .args(["-c", "exit 0"])
         .stdin(Stdio::null())

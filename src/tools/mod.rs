@@ -44,7 +44,7 @@ mod walk;
 mod write;
 
 pub use bash::Leftovers;
-pub(crate) use bash::{die_with_worker, start_service};
+pub(crate) use bash::{POSIX_SHELL, die_with_worker, start_service};
 pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
 pub use multi_grep::MultiGrepTool;

@@ -259,11 +259,17 @@ fn register(fd: RawFd) {
     let _ = unsafe { nix::libc::write(fd, line.as_ptr().cast(), len + 2) };
 }
 
+/// The POSIX shell worker starts its own helpers with (the watchdog, tool hooks), by its full
+/// path: a bare `sh` is looked up in `PATH`, and a relative entry there (`node_modules/.bin`,
+/// `.`) is resolved in the working directory, a repository that could have planted its own.
+/// A machine without it gets no watchdog, and its hooks fail (which denies their calls).
+pub(crate) const POSIX_SHELL: &str = "/bin/sh";
+
 fn shell() -> &'static str {
     if Path::new("/bin/bash").exists() {
         "/bin/bash"
     } else {
-        "sh"
+        POSIX_SHELL
     }
 }
 
@@ -319,7 +325,7 @@ struct Watchdog {
 
 impl Watchdog {
     fn start() -> io::Result<Watchdog> {
-        let mut process = std::process::Command::new("sh")
+        let mut process = std::process::Command::new(POSIX_SHELL)
             .arg("-c")
             .arg(WATCHDOG_SCRIPT)
             .stdin(Stdio::piped())

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::mock_llm::*;
-use crate::support::{spawn_quiet, worker_command};
+use crate::support::{results, run_command, spawn_quiet, worker_command};
 
 fn running(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -231,4 +231,53 @@ fn an_init_that_stays_for_a_background_job_is_a_bare_reaper_not_a_copy_of_worker
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!running(job), "the job outlived a killed worker");
+}
+
+/// A repository cannot put its own program in place of the shell worker starts its helpers
+/// with. A relative `PATH` entry (`bin`, resolved in the working directory) finds the
+/// repository's `bin/sh` before any other; the watchdog (started with the first command) and a
+/// tool hook still run `/bin/sh`, and the planted one never runs.
+#[test]
+fn worker_s_own_shell_is_never_one_a_repository_planted() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("planted-sh-ran");
+    std::fs::create_dir(repo.path().join("bin")).unwrap();
+    let planted = repo.path().join("bin/sh");
+    std::fs::write(
+        &planted,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The watchdog alone, then a hook too.
+    for hook in [None, Some("cat > /dev/null")] {
+        let mock = MockLlm::start(vec![
+            call("c1", "bash", &json!({"command": "echo ran"}).to_string()),
+            answer("done"),
+        ]);
+        let mut command = worker_command(repo.path());
+        command
+            .args(["run", "--model", "dynamo/m", "--no-session"])
+            .env("DYNAMO_BASE_URL", &mock.url)
+            .env(
+                "PATH",
+                format!("bin:{}", std::env::var("PATH").unwrap_or_default()),
+            );
+        if let Some(hook) = hook {
+            command.args(["--pre-tool-hook", hook]);
+        }
+        let run = run_command(command, "run a command");
+        run.assert_code(0);
+        assert!(
+            !marker.exists(),
+            "the repository's sh ran (hook {hook:?}): {}",
+            std::fs::read_to_string(&marker).unwrap_or_default()
+        );
+        if hook.is_some() {
+            assert_eq!(run.first("hook_result")["decision"], "allow");
+        }
+        assert_eq!(results(&run), vec![("ran".to_string(), false)]);
+    }
 }
