@@ -58,6 +58,10 @@ pub enum GitError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// No absolute directory of `PATH` has a `git` (relative ones are not searched:
+    /// [`git_program`]).
+    #[error("cannot run git: no directory of PATH has it (relative entries are not searched)")]
+    NotInPath,
     /// git could not be started.
     #[error("cannot run git: {0}")]
     Spawn(#[source] std::io::Error),
@@ -249,8 +253,22 @@ pub async fn clone(
     Ok(())
 }
 
+/// `git` as found in the absolute directories of `path` (a `PATH` value), the first that is an
+/// executable file. A relative entry would be looked up in the working directory, a repository
+/// that could have planted a `git` of its own to run with the credential store; it is skipped.
+fn git_program(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    std::env::split_paths(path?)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("git"))
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
 async fn run_git(args: &[String], timeout: Duration) -> Result<String, GitError> {
-    let mut command = tokio::process::Command::new("git");
+    let program = git_program(std::env::var_os("PATH").as_deref()).ok_or(GitError::NotInPath)?;
+    let mut command = tokio::process::Command::new(program);
     command
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")

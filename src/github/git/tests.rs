@@ -80,3 +80,42 @@ fn any_token_is_stored_percent_encoded_and_odd_paths_are_refused() {
             .contains("whitespace")
     );
 }
+
+#[test]
+fn git_is_found_only_in_absolute_path_directories() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let make = |dir: &str, mode: u32| {
+        let dir = root.path().join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let git = dir.join("git");
+        std::fs::write(&git, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&git, std::fs::Permissions::from_mode(mode)).unwrap();
+        dir
+    };
+    let (planted, plain, system) = (
+        make("planted", 0o755),
+        make("plain", 0o644),
+        make("usr", 0o755),
+    );
+    // `planted`, written relative to this process's working directory: found there, it
+    // would come first.
+    let up = "../".repeat(std::env::current_dir().unwrap().components().count());
+    let relative = format!("{up}{}", planted.strip_prefix("/").unwrap().display());
+    assert!(Path::new(&relative).join("git").is_file());
+    let path = std::env::join_paths([
+        PathBuf::from(&relative),
+        plain.clone(),
+        PathBuf::from("/nonexistent"),
+        system.clone(),
+    ])
+    .unwrap();
+    assert_eq!(git_program(Some(&path)), Some(system.join("git")));
+    let none = std::env::join_paths([PathBuf::from(&relative), plain]).unwrap();
+    assert_eq!(git_program(Some(&none)), None);
+    assert_eq!(git_program(None), None);
+    assert_eq!(
+        GitError::NotInPath.to_string(),
+        "cannot run git: no directory of PATH has it (relative entries are not searched)"
+    );
+}
