@@ -254,11 +254,10 @@ pub async fn clone(
 }
 
 /// `git` as found in the absolute directories of `path` (a `PATH` value), the first that is an
-/// executable file. A relative entry would be looked up in the working directory, a repository
-/// that could have planted a `git` of its own to run with the credential store; it is skipped.
+/// executable file: a relative entry would be looked up in the working directory, a repository
+/// that could have planted a `git` of its own to run with the credential store.
 fn git_program(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    std::env::split_paths(path?)
-        .filter(|dir| dir.is_absolute())
+    crate::tools::absolute_dirs(path?)
         .map(|dir| dir.join("git"))
         .find(|file| {
             std::fs::metadata(file)
@@ -269,6 +268,8 @@ fn git_program(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
 async fn run_git(args: &[String], timeout: Duration) -> Result<String, GitError> {
     let program = git_program(std::env::var_os("PATH").as_deref()).ok_or(GitError::NotInPath)?;
     let mut command = tokio::process::Command::new(program);
+    // And the programs git starts (helpers, hooks) are looked up there too.
+    crate::tools::absolute_path_only(command.as_std_mut());
     command
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")

@@ -335,6 +335,8 @@ impl HookProgram {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        // A hook runs with worker's environment.
+        crate::tools::absolute_path_only(&mut command);
         crate::tools::die_with_worker(&mut command);
         let mut command = Command::from(command);
         command.kill_on_drop(true);

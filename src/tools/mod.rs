@@ -36,6 +36,7 @@ mod locks;
 mod ls;
 mod multi_grep;
 pub mod paths;
+mod programs;
 mod read;
 mod scope;
 mod services;
@@ -44,10 +45,11 @@ mod walk;
 mod write;
 
 pub use bash::Leftovers;
-pub(crate) use bash::{POSIX_SHELL, die_with_worker, start_service};
+pub(crate) use bash::{die_with_worker, start_service};
 pub use define::{ToolSpec, TypedTool, invalid_args, parameters_of, parse_args};
 pub use locks::FileLocks;
 pub use multi_grep::MultiGrepTool;
+pub(crate) use programs::{POSIX_SHELL, absolute_dirs, absolute_path_only};
 pub use scope::{EditScope, EditScopeError};
 pub use services::{
     Approval, ApprovalRequest, Approver, BudgetLimits, ChildOutcome, ChildRunError, ChildRuns,

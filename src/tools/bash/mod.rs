@@ -20,7 +20,7 @@ mod process;
 mod standby;
 
 pub use process::Leftovers;
-pub(crate) use process::{POSIX_SHELL, die_with_worker};
+pub(crate) use process::die_with_worker;
 
 use super::args::Number;
 use super::{ToolContext, ToolError, ToolSpec, TypedTool, text_result};

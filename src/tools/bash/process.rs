@@ -24,6 +24,7 @@ use super::standby::Standbys;
 use crate::sync::LockExt;
 use crate::tools::Runner;
 use crate::tools::contain::Containment;
+use crate::tools::programs::{POSIX_SHELL, absolute_path_only};
 
 pub(super) struct Spawned {
     pub child: Child,
@@ -130,6 +131,8 @@ pub(super) fn spawn_service(
     watchdog: Option<RawFd>,
 ) -> io::Result<(Child, Pid)> {
     let mut std_cmd = shell_command(command, cwd, env, runner, true);
+    // A service is given secrets in `env`.
+    absolute_path_only(&mut std_cmd);
     std_cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -259,12 +262,6 @@ fn register(fd: RawFd) {
     let _ = unsafe { nix::libc::write(fd, line.as_ptr().cast(), len + 2) };
 }
 
-/// The POSIX shell worker starts its own helpers with (the watchdog, tool hooks), by its full
-/// path: a bare `sh` is looked up in `PATH`, and a relative entry there (`node_modules/.bin`,
-/// `.`) is resolved in the working directory, a repository that could have planted its own.
-/// A machine without it gets no watchdog, and its hooks fail (which denies their calls).
-pub(crate) const POSIX_SHELL: &str = "/bin/sh";
-
 fn shell() -> &'static str {
     if Path::new("/bin/bash").exists() {
         "/bin/bash"
@@ -325,15 +322,18 @@ struct Watchdog {
 
 impl Watchdog {
     fn start() -> io::Result<Watchdog> {
-        let mut process = std::process::Command::new(POSIX_SHELL)
+        let mut command = std::process::Command::new(POSIX_SHELL);
+        command
             .arg("-c")
             .arg(WATCHDOG_SCRIPT)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             // Its own group: a signal to the worker's group does not reach it.
-            .process_group(0)
-            .spawn()?;
+            .process_group(0);
+        // It runs `rm` with worker's environment.
+        absolute_path_only(&mut command);
+        let mut process = command.spawn()?;
         let input = process
             .stdin
             .take()

@@ -233,51 +233,72 @@ fn an_init_that_stays_for_a_background_job_is_a_bare_reaper_not_a_copy_of_worker
     assert!(!running(job), "the job outlived a killed worker");
 }
 
-/// A repository cannot put its own program in place of the shell worker starts its helpers
-/// with. A relative `PATH` entry (`bin`, resolved in the working directory) finds the
-/// repository's `bin/sh` before any other; the watchdog (started with the first command) and a
-/// tool hook still run `/bin/sh`, and the planted one never runs.
+/// A repository cannot have worker's own processes run a program of its own. A relative
+/// `PATH` entry (`bin`, resolved in the working directory) finds the repository's `bin/sh`,
+/// `bin/rm`, `bin/cat` and `bin/true` before any other. The watchdog (started with the first
+/// command, with worker's environment; it runs `rm` on the run's spill directory once worker
+/// has exited), a tool hook (`cat`) and an MCP server (`true`) still run none of them.
 #[test]
-fn worker_s_own_shell_is_never_one_a_repository_planted() {
+fn worker_s_own_processes_never_run_a_program_a_repository_planted() {
     use std::os::unix::fs::PermissionsExt;
     let repo = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
-    let marker = outside.path().join("planted-sh-ran");
+    let marker = outside.path().join("planted-program-ran");
     std::fs::create_dir(repo.path().join("bin")).unwrap();
-    let planted = repo.path().join("bin/sh");
+    for name in ["sh", "rm", "cat", "true"] {
+        let planted = repo.path().join("bin").join(name);
+        std::fs::write(
+            &planted,
+            format!("#!/bin/sh\necho \"{name} $*\" >> '{}'\n", marker.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mcp = outside.path().join("mcp.json");
     std::fs::write(
-        &planted,
-        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", marker.display()),
+        &mcp,
+        json!({"mcpServers": {"planted": {"command": "true"}}}).to_string(),
     )
     .unwrap();
-    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // The watchdog alone, then a hook too.
-    for hook in [None, Some("cat > /dev/null")] {
+    let planted_ran = || std::fs::read_to_string(&marker).unwrap_or_default();
+    let cases: [&[&str]; 3] = [
+        &[],
+        &["--pre-tool-hook", "cat > /dev/null"],
+        &["--mcp-config", mcp.to_str().unwrap()],
+    ];
+    for extra in cases {
+        // Over 2,000 lines: the output spills into the run's directory, which the watchdog
+        // is told of.
         let mock = MockLlm::start(vec![
-            call("c1", "bash", &json!({"command": "echo ran"}).to_string()),
+            call("c1", "bash", &json!({"command": "seq 3000"}).to_string()),
             answer("done"),
         ]);
         let mut command = worker_command(repo.path());
         command
             .args(["run", "--model", "dynamo/m", "--no-session"])
+            .args(extra)
             .env("DYNAMO_BASE_URL", &mock.url)
             .env(
                 "PATH",
                 format!("bin:{}", std::env::var("PATH").unwrap_or_default()),
             );
-        if let Some(hook) = hook {
-            command.args(["--pre-tool-hook", hook]);
-        }
         let run = run_command(command, "run a command");
         run.assert_code(0);
-        assert!(
-            !marker.exists(),
-            "the repository's sh ran (hook {hook:?}): {}",
-            std::fs::read_to_string(&marker).unwrap_or_default()
+        // The watchdog cleans up just after worker has exited.
+        let exited = Instant::now();
+        while planted_ran().is_empty() && exited.elapsed() < Duration::from_millis(500) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            planted_ran(),
+            "",
+            "with {extra:?}: the repository's program ran"
         );
-        if hook.is_some() {
+        let (text, is_error) = &results(&run)[0];
+        assert!(!is_error && text.contains("\n3000\n"), "the command failed");
+        assert!(text.contains("Full output: "), "nothing spilled");
+        if extra.first() == Some(&"--pre-tool-hook") {
             assert_eq!(run.first("hook_result")["decision"], "allow");
         }
-        assert_eq!(results(&run), vec![("ran".to_string(), false)]);
     }
 }
