@@ -186,7 +186,7 @@ async fn outcome(ctx: &ExecContext<'_>, call: &ToolCall) -> (ToolResult, bool) {
         ..ctx.base.clone()
     };
     for extension in ctx.extensions {
-        tool_ctx.bash.env.extend(extension.call_env(call));
+        tool_ctx.bash.call_env.extend(extension.call_env(call));
     }
     let mut run = Box::pin(AssertUnwindSafe(tool.execute(arguments, tool_ctx)).catch_unwind());
     let stopped = async {

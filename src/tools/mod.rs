@@ -225,7 +225,11 @@ pub struct BashSettings {
     /// The model's `timeout` is capped to this.
     pub max_timeout: Duration,
     /// Environment changes for commands, on top of worker's own: `Some` sets, `None` removes.
-    pub env: Vec<(String, Option<String>)>,
+    /// The run's, shared: every tool call's context is a clone, and most calls run no command.
+    pub env: Arc<[(String, Option<String>)]>,
+    /// This call's own changes (the extensions' [`call_env`](crate::extension::Extension::call_env)),
+    /// applied after [`BashSettings::env`].
+    pub call_env: Vec<(String, Option<String>)>,
     /// Redacted from what commands write to spill files, as from everything else.
     pub secrets: crate::secrets::Secrets,
     /// Runs commands instead of worker's own shell (a sandbox); `None`: the host shell.
@@ -236,6 +240,14 @@ pub struct BashSettings {
 }
 
 impl BashSettings {
+    /// The environment changes a command of this call gets: the run's, then the call's own.
+    pub fn command_env(&self) -> std::borrow::Cow<'_, [(String, Option<String>)]> {
+        if self.call_env.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.env);
+        }
+        std::borrow::Cow::Owned(self.env.iter().chain(&self.call_env).cloned().collect())
+    }
+
     /// A bash call's timeout when the model gives none.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
     /// The longest a bash call may run unless `--bash-timeout` says otherwise.
@@ -247,7 +259,8 @@ impl Default for BashSettings {
         BashSettings {
             default_timeout: BashSettings::DEFAULT_TIMEOUT,
             max_timeout: BashSettings::MAX_TIMEOUT,
-            env: Vec::new(),
+            env: Arc::from([]),
+            call_env: Vec::new(),
             secrets: crate::secrets::Secrets::default(),
             runner: None,
             contain: None,

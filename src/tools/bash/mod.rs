@@ -169,6 +169,7 @@ fn start(command: &str, ctx: &ToolContext) -> Result<process::Spawned, ToolError
             "Failed to prepare the sandbox's temp directory: {err}"
         ))
     })?;
+    let env = ctx.bash.command_env();
     let spawned = ctx.leftovers.with_watchdog(|watchdog| {
         let runner = sandbox
             .as_ref()
@@ -176,7 +177,7 @@ fn start(command: &str, ctx: &ToolContext) -> Result<process::Spawned, ToolError
         process::spawn(
             command,
             &ctx.cwd,
-            &ctx.bash.env,
+            &env,
             runner,
             ctx.bash.contain.as_ref(),
             watchdog,
