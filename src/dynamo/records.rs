@@ -13,6 +13,7 @@
 //! for everything, including the `request_end` rows worker measures itself.
 
 use serde::Serialize;
+use serde::ser::{SerializeStruct, Serializer};
 
 use super::identity::AgentIdentity;
 use crate::secrets::Secrets;
@@ -155,40 +156,89 @@ pub struct RecordHead {
     pub event_time_unix_ms: u64,
 }
 
+impl RecordHead {
+    /// How many fields [`RecordHead::serialize_into`] writes.
+    const FIELDS: usize = 3;
+
+    /// Writes the head's fields first in a record's map. A record writes them itself rather
+    /// than through `#[serde(flatten)]`, which makes a map of unknown length: msgpack then
+    /// encodes the record into a buffer of its own, to count its fields, and copies it.
+    fn serialize_into<M: SerializeStruct>(&self, map: &mut M) -> Result<(), M::Error> {
+        map.serialize_field("schema", self.schema)?;
+        map.serialize_field("event_type", &self.event_type)?;
+        map.serialize_field("event_time_unix_ms", &self.event_time_unix_ms)
+    }
+}
+
 /// `dynamo.agent.trace.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct AgentTraceRecord<'a> {
     /// The schema ([`AGENT_SCHEMA`]), what happened and when.
-    #[serde(flatten)]
     pub head: RecordHead,
     /// Who wrote the record: `harness` for every record worker writes.
     pub event_source: &'static str,
     /// The agent identity the record belongs to.
     pub agent_context: &'a AgentIdentity,
     /// The request as worker measured it; on `request_end` rows only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<RequestMetrics>,
     /// The tool call; on tool rows only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'a ToolEvent>,
     /// The control record (its `type` and fields, as on stdout); on `control` rows only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<serde_json::Value>,
 }
 
+impl Serialize for AgentTraceRecord<'_> {
+    /// The head's fields, then the rest in declaration order; an absent option is left out.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let present = [
+            self.request.is_some(),
+            self.tool.is_some(),
+            self.control.is_some(),
+        ];
+        let fields = RecordHead::FIELDS + 2 + present.iter().filter(|p| **p).count();
+        let mut map = serializer.serialize_struct("AgentTraceRecord", fields)?;
+        self.head.serialize_into(&mut map)?;
+        map.serialize_field("event_source", self.event_source)?;
+        map.serialize_field("agent_context", self.agent_context)?;
+        if let Some(request) = &self.request {
+            map.serialize_field("request", request)?;
+        }
+        if let Some(tool) = self.tool {
+            map.serialize_field("tool", tool)?;
+        }
+        if let Some(control) = &self.control {
+            map.serialize_field("control", control)?;
+        }
+        map.end()
+    }
+}
+
 /// `dynamo.request.trace.v1` tool-event ingress.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct RequestTraceIngress<'a> {
     /// The schema ([`REQUEST_SCHEMA`]), what happened to the tool call and when.
-    #[serde(flatten)]
     pub head: RecordHead,
     /// The agent's trajectory id (what Dynamo 1.3+ calls a session).
     pub session_id: &'a str,
     /// The parent trajectory id; absent for a root run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<&'a str>,
     /// The tool call.
     pub tool: &'a ToolEvent,
+}
+
+impl Serialize for RequestTraceIngress<'_> {
+    /// The head's fields, then the rest in declaration order; an absent parent is left out.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = RecordHead::FIELDS + 2 + usize::from(self.parent_session_id.is_some());
+        let mut map = serializer.serialize_struct("RequestTraceIngress", fields)?;
+        self.head.serialize_into(&mut map)?;
+        map.serialize_field("session_id", self.session_id)?;
+        if let Some(parent) = self.parent_session_id {
+            map.serialize_field("parent_session_id", parent)?;
+        }
+        map.serialize_field("tool", self.tool)?;
+        map.end()
+    }
 }
 
 impl<'a> AgentTraceRecord<'a> {
@@ -237,8 +287,14 @@ impl<'a> RequestTraceIngress<'a> {
 
 /// Msgpack with field names (maps, not arrays), as Dynamo's decoder needs.
 pub fn to_msgpack<T: Serialize>(record: &T) -> Result<Vec<u8>, rmp_serde::encode::Error> {
-    rmp_serde::to_vec_named(record)
+    // A tool record is about 600 bytes: grown from empty, the buffer would move four times.
+    let mut bytes = Vec::with_capacity(RECORD_CAPACITY);
+    rmp_serde::encode::write_named(&mut bytes, record)?;
+    Ok(bytes)
 }
+
+/// What a record's buffer starts with room for.
+const RECORD_CAPACITY: usize = 1024;
 
 /// `record` with every string redacted (a tool call id is the model's to choose), as a JSON
 /// value: [`to_msgpack`] encodes it to the record's own bytes (field order, integer and float

@@ -183,3 +183,98 @@ fn the_direct_encoding_is_what_the_long_way_gives_and_a_secret_still_goes() {
         );
     }
 }
+
+/// The records' shape as a plain derive with the head flattened: what the hand-written
+/// `Serialize` impls must encode byte for byte (keys, their order, and which are left out).
+#[derive(Serialize)]
+struct FlatAgentRecord<'a> {
+    #[serde(flatten)]
+    head: RecordHead,
+    event_source: &'static str,
+    agent_context: &'a AgentIdentity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<&'a RequestMetrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a ToolEvent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct FlatIngress<'a> {
+    #[serde(flatten)]
+    head: RecordHead,
+    session_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_session_id: Option<&'a str>,
+    tool: &'a ToolEvent,
+}
+
+fn flat(record: &AgentTraceRecord<'_>) -> Vec<u8> {
+    to_msgpack(&FlatAgentRecord {
+        head: record.head,
+        event_source: record.event_source,
+        agent_context: record.agent_context,
+        request: record.request.as_ref(),
+        tool: record.tool,
+        control: record.control.as_ref(),
+    })
+    .unwrap()
+}
+
+#[test]
+fn records_encode_as_their_flattened_derive_would_with_every_field_combination() {
+    let tool = end_event();
+    let request = RequestMetrics {
+        request_id: "r".into(),
+        x_request_id: None,
+        model: "m".into(),
+        input_tokens: Some(3),
+        output_tokens: None,
+        cached_tokens: None,
+        request_received_ms: Some(7),
+        ttft_ms: None,
+        total_time_ms: Some(1.5),
+        parent_request_id: None,
+    };
+    let control = json!({"type": "steer", "text": "go"});
+    for parent in [None, Some("run7:scout:0")] {
+        let id = identity(parent);
+        for mask in 0..8u8 {
+            let mut record = AgentTraceRecord::tool(EventType::ToolEnd, 1005, &id, &tool);
+            record.request = (mask & 1 != 0).then(|| request.clone());
+            record.tool = (mask & 2 != 0).then_some(&tool);
+            record.control = (mask & 4 != 0).then(|| control.clone());
+            let bytes = to_msgpack(&record).unwrap();
+            assert_eq!(bytes, flat(&record), "msgpack, fields {mask:03b}");
+            assert_eq!(
+                serde_json::to_string(&record).unwrap(),
+                serde_json::to_string(&FlatAgentRecord {
+                    head: record.head,
+                    event_source: record.event_source,
+                    agent_context: record.agent_context,
+                    request: record.request.as_ref(),
+                    tool: record.tool,
+                    control: record.control.as_ref(),
+                })
+                .unwrap(),
+                "JSON (the trace file), fields {mask:03b}"
+            );
+        }
+        let ingress = RequestTraceIngress::tool(EventType::ToolStart, 1000, &id, &tool);
+        let reference = FlatIngress {
+            head: ingress.head,
+            session_id: ingress.session_id,
+            parent_session_id: ingress.parent_session_id,
+            tool: ingress.tool,
+        };
+        assert_eq!(
+            to_msgpack(&ingress).unwrap(),
+            to_msgpack(&reference).unwrap()
+        );
+        assert_eq!(
+            serde_json::to_string(&ingress).unwrap(),
+            serde_json::to_string(&reference).unwrap()
+        );
+    }
+}
