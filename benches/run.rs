@@ -273,7 +273,9 @@ pub(crate) fn main() {
     let mut version_baseline = Vec::new();
     let mut first_request = Vec::new();
     let mut first_request_baseline = Vec::new();
+    let mut sync_floor = SyncFloor::new(&sessions);
     for round in 0..runs {
+        sync_floor.sample();
         baseline.push(launcher.run(&Cmd::new("/bin/true")));
         version.push(launcher.run(&Cmd::new(&worker).arg("--version")));
         if let Some(bin) = &baseline_bin {
@@ -413,7 +415,51 @@ pub(crate) fn main() {
             variant.samples.len()
         );
     }
+    sync_floor.report(default_run);
     steer(&worker, workspace.path(), runs.min(10));
+}
+
+/// What the disk makes the session row cost at the least. A session run waits, before it
+/// exits, for an `fdatasync` that starts after its last entry is written (what makes the
+/// session durable), so its wall time is at least the reference run's plus one such sync.
+/// Measured once a round, beside the runs, on a file in the session directory that grows as
+/// a session file does: a line appended, then synced.
+struct SyncFloor {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    syncs: Vec<f64>,
+}
+
+impl SyncFloor {
+    fn new(dir: &std::path::Path) -> SyncFloor {
+        std::fs::create_dir_all(dir).unwrap();
+        let path = dir.join(".bench-sync-floor.jsonl");
+        let file = std::fs::File::create(&path).unwrap();
+        SyncFloor {
+            path,
+            file,
+            syncs: Vec::new(),
+        }
+    }
+
+    fn sample(&mut self) {
+        use std::io::Write;
+        let mut line = vec![b'x'; 600];
+        line.push(b'\n');
+        self.file.write_all(&line).unwrap();
+        let started = std::time::Instant::now();
+        self.file.sync_data().unwrap();
+        self.syncs.push(ms(started.elapsed()));
+    }
+
+    fn report(self, reference_ms: f64) {
+        std::fs::remove_file(&self.path).unwrap();
+        let sync = median(self.syncs);
+        println!(
+            "  the session row's floor on this disk: one fdatasync of a growing file there takes {sync:.2}ms (median), so a durable end is at least {:.2}x",
+            1.0 + sync / reference_ms
+        );
+    }
 }
 
 /// The prompt as the first command of `--control stdin`.
