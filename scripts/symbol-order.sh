@@ -29,7 +29,7 @@ trap cleanup EXIT
 
 # A chat-completions server that scripts four turns: ls, bash `ls`, read README.md, answer.
 cat > "$work/mock.py" << 'EOF'
-import http.server, json, socketserver, sys
+import http.server, json, socketserver, sys, threading
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *args): pass
@@ -61,8 +61,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(out)
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
+# A ZeroMQ PULL peer for the tool-event tee (ZMTP 3.0, NULL mechanism): the greeting, READY,
+# then whatever comes is read and dropped.
+class Pull(socketserver.BaseRequestHandler):
+    def handle(self):
+        greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" * 32
+        body = b"\x05READY" + b"\x0bSocket-Type" + (4).to_bytes(4, "big") + b"PULL"
+        self.request.sendall(greeting + b"\x04" + bytes([len(body)]) + body)
+        while self.request.recv(65536):
+            pass
+class PullServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+pull = PullServer(("127.0.0.1", 0), Pull)
+threading.Thread(target=pull.serve_forever, daemon=True).start()
 server = Server(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
+print(server.server_address[1], pull.server_address[1], flush=True)
 server.serve_forever()
 EOF
 # `cargo bench` links this same binary (Cargo.toml gives both graphs one set of features), so
@@ -72,7 +85,7 @@ cp target/release/worker "$work/worker-release"
 
 coproc MOCK { exec python3 "$work/mock.py"; }
 mock_pid=$MOCK_PID
-read -r port <&"${MOCK[0]}"
+read -r port zmtp_port <&"${MOCK[0]}"
 
 mkdir -p "$work/project/src"
 printf '# toy\nA toy project.\n' > "$work/project/README.md"
@@ -97,6 +110,8 @@ workloads() {
   profile "$bin" "${live[@]}" --cwd "$work/project" --no-session --sandbox none "$prompt"
   profile "$bin" "${live[@]}" --cwd "$work/project" --no-session \
     --otel --otel-endpoint "http://127.0.0.1:$port/otlp" "$prompt"
+  DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT="tcp://127.0.0.1:$zmtp_port" \
+    profile "$bin" "${live[@]}" --cwd "$work/project" --no-session "$prompt"
   DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT="tcp://127.0.0.1:9" \
     profile "$bin" "${live[@]}" --cwd "$work/project" --no-session "$prompt"
   # Live control: the prompt as the channel's first command, and a heartbeat.
