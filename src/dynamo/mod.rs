@@ -496,7 +496,7 @@ impl Extension for DynamoBridge {
             ended_at_unix_ms: Some(now),
             status: Some(status),
             duration_ms: Some(duration_ms),
-            output_bytes: Some(ending.result.text().len() as u64),
+            output_bytes: Some(ending.result.text_len() as u64),
             error_type,
             source_request_id: self.joins.source(),
             consumer_request_id: None,

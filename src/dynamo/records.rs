@@ -97,11 +97,19 @@ impl ToolEvent {
     /// tool fields but leave them out of their trace rows (the e2e suite checks this), so
     /// the join keys stay in worker's own trace file and OTEL, and cost the wire nothing.
     pub fn for_ingest(&self) -> ToolEvent {
+        // Field by field: cloning the whole record would copy the join keys only to drop them.
         ToolEvent {
+            tool_call_id: self.tool_call_id.clone(),
+            tool_class: self.tool_class.clone(),
+            started_at_unix_ms: self.started_at_unix_ms,
+            ended_at_unix_ms: self.ended_at_unix_ms,
+            status: self.status,
+            duration_ms: self.duration_ms,
+            output_bytes: self.output_bytes,
+            error_type: self.error_type.clone(),
             source_request_id: None,
             consumer_request_id: None,
             parent_request_id: None,
-            ..self.clone()
         }
     }
 }

@@ -214,6 +214,12 @@ impl ToolResult {
     pub fn text(&self) -> String {
         joined_text(&self.content)
     }
+
+    /// The length in bytes of [`ToolResult::text`], counted without joining the blocks.
+    pub fn text_len(&self) -> usize {
+        let blocks: usize = self.content.iter().map(|block| block.as_str().len()).sum();
+        blocks + self.content.len().saturating_sub(1)
+    }
 }
 
 impl UserMessage {

@@ -63,3 +63,22 @@ fn an_mcp_tool_call_names_its_server() {
     assert_eq!(call("mcp__lonely").mcp_server(), None);
     assert_eq!(call("bash").mcp_server(), None);
 }
+
+#[test]
+fn a_results_text_length_is_the_length_of_its_joined_text() {
+    let result = |blocks: &[&str]| ToolResult {
+        content: blocks.iter().map(|text| TextContent::text(*text)).collect(),
+        details: None,
+    };
+    for blocks in [
+        &[][..],
+        &[""][..],
+        &["one"][..],
+        &["one", "two"][..],
+        &["", ""][..],
+        &["ünï", "", "cödé\n"][..],
+    ] {
+        let result = result(blocks);
+        assert_eq!(result.text_len(), result.text().len(), "{blocks:?}");
+    }
+}
