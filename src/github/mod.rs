@@ -74,8 +74,12 @@ pub fn configure(
     retry_base: Duration,
     secrets: &Secrets,
 ) -> Result<Configured, GitHubError> {
-    let profiles = Profiles::load(profiles_dir, &TOOL_NAMES)?;
     let Some(profile) = profile else {
+        // Without a profile the shipped profiles are not needed (tests check that they load),
+        // and parsing them cost every run; a profiles directory given is still checked.
+        if profiles_dir.is_some() {
+            Profiles::load(profiles_dir, &TOOL_NAMES)?;
+        }
         return Ok(Configured {
             extension: GitHubExtension {
                 status: ExtensionStatus {
@@ -92,6 +96,7 @@ pub fn configure(
             mcp_tools: None,
         });
     };
+    let profiles = Profiles::load(profiles_dir, &TOOL_NAMES)?;
     let names = profiles.resolve(profile, &TOOL_NAMES)?;
     let mcp_tools: Vec<String> = names
         .iter()
