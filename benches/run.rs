@@ -423,7 +423,8 @@ pub(crate) fn main() {
 /// exits, for an `fdatasync` that starts after its last entry is written (what makes the
 /// session durable), so its wall time is at least the reference run's plus one such sync.
 /// Measured once a round, beside the runs, on a file in the session directory that grows as
-/// a session file does: a line appended, then synced.
+/// a session file does: a line appended, then synced. The floor is the median sync over the
+/// reference run's median wall time (the row beside it is a median of per-round ratios).
 struct SyncFloor {
     path: std::path::PathBuf,
     file: std::fs::File,

@@ -65,10 +65,15 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 # then whatever comes is read and dropped.
 class Pull(socketserver.BaseRequestHandler):
     def handle(self):
-        greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" * 32
+        # Signature, version 3.0, mechanism, as-server and filler: 64 bytes.
+        greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00")
+        greeting += b"\x00" * 32
         body = b"\x05READY" + b"\x0bSocket-Type" + (4).to_bytes(4, "big") + b"PULL"
-        self.request.sendall(greeting + b"\x04" + bytes([len(body)]) + body)
-        while self.request.recv(65536):
+        try:
+            self.request.sendall(greeting + b"\x04" + bytes([len(body)]) + body)
+            while self.request.recv(65536):
+                pass
+        except OSError:
             pass
 class PullServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True

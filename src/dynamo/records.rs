@@ -198,23 +198,28 @@ pub struct AgentTraceRecord<'a> {
 impl Serialize for AgentTraceRecord<'_> {
     /// The head's fields, then the rest in declaration order; an absent option is left out.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let present = [
-            self.request.is_some(),
-            self.tool.is_some(),
-            self.control.is_some(),
-        ];
+        // Taken apart whole, so that a field added to the record cannot be left out here.
+        let AgentTraceRecord {
+            head,
+            event_source,
+            agent_context,
+            request,
+            tool,
+            control,
+        } = self;
+        let present = [request.is_some(), tool.is_some(), control.is_some()];
         let fields = RecordHead::FIELDS + 2 + present.iter().filter(|p| **p).count();
         let mut map = serializer.serialize_struct("AgentTraceRecord", fields)?;
-        self.head.serialize_into(&mut map)?;
-        map.serialize_field("event_source", self.event_source)?;
-        map.serialize_field("agent_context", self.agent_context)?;
-        if let Some(request) = &self.request {
+        head.serialize_into(&mut map)?;
+        map.serialize_field("event_source", event_source)?;
+        map.serialize_field("agent_context", agent_context)?;
+        if let Some(request) = request {
             map.serialize_field("request", request)?;
         }
-        if let Some(tool) = self.tool {
+        if let Some(tool) = tool {
             map.serialize_field("tool", tool)?;
         }
-        if let Some(control) = &self.control {
+        if let Some(control) = control {
             map.serialize_field("control", control)?;
         }
         map.end()
@@ -237,14 +242,21 @@ pub struct RequestTraceIngress<'a> {
 impl Serialize for RequestTraceIngress<'_> {
     /// The head's fields, then the rest in declaration order; an absent parent is left out.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let fields = RecordHead::FIELDS + 2 + usize::from(self.parent_session_id.is_some());
+        // Taken apart whole, so that a field added to the record cannot be left out here.
+        let RequestTraceIngress {
+            head,
+            session_id,
+            parent_session_id,
+            tool,
+        } = self;
+        let fields = RecordHead::FIELDS + 2 + usize::from(parent_session_id.is_some());
         let mut map = serializer.serialize_struct("RequestTraceIngress", fields)?;
-        self.head.serialize_into(&mut map)?;
-        map.serialize_field("session_id", self.session_id)?;
-        if let Some(parent) = self.parent_session_id {
+        head.serialize_into(&mut map)?;
+        map.serialize_field("session_id", session_id)?;
+        if let Some(parent) = parent_session_id {
             map.serialize_field("parent_session_id", parent)?;
         }
-        map.serialize_field("tool", self.tool)?;
+        map.serialize_field("tool", tool)?;
         map.end()
     }
 }
@@ -295,13 +307,14 @@ impl<'a> RequestTraceIngress<'a> {
 
 /// Msgpack with field names (maps, not arrays), as Dynamo's decoder needs.
 pub fn to_msgpack<T: Serialize>(record: &T) -> Result<Vec<u8>, rmp_serde::encode::Error> {
-    // A tool record is about 600 bytes: grown from empty, the buffer would move four times.
+    // A tool record is about 600 bytes: grown from empty, the buffer would be moved at every
+    // doubling on the way there.
     let mut bytes = Vec::with_capacity(RECORD_CAPACITY);
     rmp_serde::encode::write_named(&mut bytes, record)?;
     Ok(bytes)
 }
 
-/// What a record's buffer starts with room for.
+/// What a record's buffer starts with room for: a tool record and then some.
 const RECORD_CAPACITY: usize = 1024;
 
 /// `record` with every string redacted (a tool call id is the model's to choose), as a JSON

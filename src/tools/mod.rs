@@ -227,8 +227,9 @@ pub struct BashSettings {
     /// Environment changes for commands, on top of worker's own: `Some` sets, `None` removes.
     /// The run's, shared: every tool call's context is a clone, and most calls run no command.
     pub env: Arc<[(String, Option<String>)]>,
-    /// This call's own changes (the extensions' [`call_env`](crate::extension::Extension::call_env)),
-    /// applied after [`BashSettings::env`].
+    /// This call's own changes (what the extensions'
+    /// [`call_env`](crate::extension::Extension::call_env) give), applied after
+    /// [`BashSettings::env`].
     pub call_env: Vec<(String, Option<String>)>,
     /// Redacted from what commands write to spill files, as from everything else.
     pub secrets: crate::secrets::Secrets,

@@ -286,3 +286,36 @@ mod props {
         }
     }
 }
+
+mod command_env {
+    use super::super::*;
+
+    fn var(name: &str, value: Option<&str>) -> (String, Option<String>) {
+        (name.to_string(), value.map(str::to_string))
+    }
+
+    #[test]
+    fn a_calls_own_variables_come_after_the_runs_so_they_win() {
+        let mut settings = BashSettings {
+            env: Arc::from([var("PARENT", None), var("KEEP", Some("run"))]),
+            ..BashSettings::default()
+        };
+        // Without changes of its own, a call's command gets the run's, unchanged.
+        assert_eq!(
+            settings.command_env().as_ref(),
+            [var("PARENT", None), var("KEEP", Some("run"))]
+        );
+        settings.call_env = vec![var("PARENT", Some("req-1"))];
+        assert_eq!(
+            settings.command_env().as_ref(),
+            [
+                var("PARENT", None),
+                var("KEEP", Some("run")),
+                var("PARENT", Some("req-1"))
+            ]
+        );
+        // The run's part is shared, not copied, by every call's context.
+        let clone = settings.clone();
+        assert!(Arc::ptr_eq(&clone.env, &settings.env));
+    }
+}
