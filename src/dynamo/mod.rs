@@ -278,21 +278,22 @@ impl DynamoBridge {
         let Some(relay) = self.relay.get() else {
             return;
         };
-        let tool = &tool.for_ingest();
-        let payload = match self.protocol.for_tool_records() {
-            Some(Resolved::Agent) => records::redacted_msgpack(
-                &AgentTraceRecord::tool(event_type, time, identity, tool),
-                &self.secrets,
-            ),
-            Some(Resolved::Request) => records::redacted_msgpack(
-                &RequestTraceIngress::tool(event_type, time, identity, tool),
-                &self.secrets,
-            ),
-            None => return,
+        let Some(resolved) = self.protocol.for_tool_records() else {
+            return;
         };
-        if let Some(payload) = payload {
-            relay.publish(payload);
-        }
+        relay.publish_with(|| {
+            let tool = &tool.for_ingest();
+            match resolved {
+                Resolved::Agent => records::redacted_msgpack(
+                    &AgentTraceRecord::tool(event_type, time, identity, tool),
+                    &self.secrets,
+                ),
+                Resolved::Request => records::redacted_msgpack(
+                    &RequestTraceIngress::tool(event_type, time, identity, tool),
+                    &self.secrets,
+                ),
+            }
+        });
     }
 }
 

@@ -197,12 +197,24 @@ impl Relay {
     /// Queues one record; never waits. A full queue drops it (counted), and so does a relay
     /// with no peer and no attempt to connect due.
     pub fn publish(&self, payload: Vec<u8>) {
-        let sequence = self.sequence.fetch_add(1, Ordering::SeqCst);
+        self.publish_with(|| Some(payload));
+    }
+
+    /// Queues the record `encode` makes, as [`Relay::publish`] does. An event that would be
+    /// dropped where it is published (no peer, and no attempt to connect due) is dropped
+    /// without being made: a tee with nobody listening does not encode what it drops. `None`
+    /// from `encode` is no event at all: it takes no sequence number and no count.
+    pub fn publish_with(&self, encode: impl FnOnce() -> Option<Vec<u8>>) {
         let resting = self.counters.resting_until.load(Ordering::SeqCst);
         if resting != 0 && millis_since(self.epoch, Instant::now()) < resting {
+            self.sequence.fetch_add(1, Ordering::SeqCst);
             self.counters.dropped.fetch_add(1, Ordering::SeqCst);
             return;
         }
+        let Some(payload) = encode() else {
+            return;
+        };
+        let sequence = self.sequence.fetch_add(1, Ordering::SeqCst);
         let sender = self.sender.lock_or_recover();
         let queued = sender
             .as_ref()

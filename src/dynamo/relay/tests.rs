@@ -305,17 +305,42 @@ async fn with_no_peer_and_no_attempt_due_an_event_is_dropped_where_it_is_publish
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    // Counted at once, on this task, without waiting for the sender to see them.
+    // Counted at once, on this task, without waiting for the sender to see them, and never
+    // encoded.
+    let encoded = std::cell::Cell::new(0);
     for _ in 0..10 {
-        relay.publish(vec![1]);
+        relay.publish_with(|| {
+            encoded.set(encoded.get() + 1);
+            Some(vec![1])
+        });
     }
     assert_eq!(relay.counts().dropped, 10);
+    assert_eq!(encoded.get(), 0, "a dropped event was encoded");
     let counts = relay.close(Duration::from_millis(100)).await;
     assert_eq!(
         counts,
         RelayCounts {
             sent: 0,
             dropped: 10,
+            unconfirmed: 0
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_record_that_cannot_be_made_is_no_event() {
+    let (mut pull, endpoint) = pull().await;
+    let relay = Relay::start(&endpoint, "t", 100).unwrap();
+    relay.publish_with(|| None);
+    relay.publish(vec![7]);
+    // The one event takes the first sequence number: the record that was not made left no gap.
+    assert_eq!(sequences(&mut pull, 1).await, vec![0]);
+    let counts = relay.close(Duration::from_secs(2)).await;
+    assert_eq!(
+        counts,
+        RelayCounts {
+            sent: 1,
+            dropped: 0,
             unconfirmed: 0
         }
     );
