@@ -71,6 +71,24 @@ fn symbol_order(binary: &str) {
     }
 }
 
+/// The user and system time a run took, in milliseconds.
+fn cpu_ms(sample: &Sample) -> f64 {
+    ms(sample.user + sample.sys)
+}
+
+/// The reference variant's run of the round `sample` ran in: the one that started nearest.
+fn same_round<'a>(reference: &'a Variant, sample: &'a Sample) -> &'a Sample {
+    reference
+        .samples
+        .iter()
+        .min_by_key(|run| {
+            run.started
+                .max(sample.started)
+                .duration_since(run.started.min(sample.started))
+        })
+        .unwrap_or(sample)
+}
+
 fn rss(samples: &[Sample]) -> f64 {
     samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0) as f64 / 1024.0
 }
@@ -93,6 +111,8 @@ struct Variant {
     stdin: Option<Vec<u8>>,
     /// The most its wall time may be, as a ratio to the reference run.
     target: Option<f64>,
+    /// The most its CPU time (user and system) may be, as a ratio to the reference run.
+    cpu_target: Option<f64>,
     samples: Vec<Sample>,
 }
 
@@ -105,6 +125,7 @@ impl Variant {
             sparse,
             stdin: None,
             target: None,
+            cpu_target: None,
             samples: Vec::new(),
         }
     }
@@ -116,6 +137,11 @@ impl Variant {
 
     fn with_target(mut self, ratio: f64) -> Variant {
         self.target = Some(ratio);
+        self
+    }
+
+    fn with_cpu_target(mut self, ratio: f64) -> Variant {
+        self.cpu_target = Some(ratio);
         self
     }
 }
@@ -234,7 +260,8 @@ pub(crate) fn main() {
             with(otel(&collector())),
             false,
         )
-        .with_target(1.2),
+        .with_target(1.2)
+        .with_cpu_target(1.3),
         Variant::new(
             "--otel, collector port refused",
             &worker,
@@ -383,34 +410,27 @@ pub(crate) fn main() {
         "\n3-turn run variants (ratio to the first, median of per-round ratios; target in brackets):"
     );
     for variant in &variants[1..] {
-        let median_wall = wall(&variant.samples);
         // Per round, against the reference run of the same round: noise that falls on one
         // round falls on both.
-        let ratios: Vec<f64> = variant
-            .samples
-            .iter()
-            .map(|sample| {
-                let round = variants[0]
+        let ratios = |measure: fn(&Sample) -> f64| -> f64 {
+            median(
+                variant
                     .samples
                     .iter()
-                    .min_by_key(|reference| {
-                        reference
-                            .started
-                            .max(sample.started)
-                            .duration_since(reference.started.min(sample.started))
-                    })
-                    .unwrap_or(sample);
-                ms(sample.wall) / ms(round.wall)
-            })
-            .collect();
-        let target = variant
-            .target
-            .map_or(String::new(), |target| format!(" [<= {target:.2}x]"));
+                    .map(|sample| measure(sample) / measure(same_round(&variants[0], sample)))
+                    .collect(),
+            )
+        };
+        let shown =
+            |target: Option<f64>| target.map_or(String::new(), |t| format!(" [<= {t:.2}x]"));
         println!(
-            "  {:<38} {:>8.2}ms {:>10.2}x{target}   peak RSS {:.1}MiB   ({} runs)",
+            "  {:<38} {:>8.2}ms {:>6.2}x{:<11} CPU {:>5.2}x{:<11} peak RSS {:.1}MiB   ({} runs)",
             variant.label,
-            median_wall,
-            median(ratios),
+            wall(&variant.samples),
+            ratios(|sample| ms(sample.wall)),
+            shown(variant.target),
+            ratios(cpu_ms),
+            shown(variant.cpu_target),
             rss(&variant.samples),
             variant.samples.len()
         );
