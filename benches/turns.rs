@@ -41,8 +41,12 @@ use serde_json::json;
 /// Turns between the two readings whose difference is a point's time a turn.
 const WINDOW: usize = 200;
 
-/// The rounds the peak RSS is the median of: it varies far less than time.
-const RSS_ROUNDS: usize = 5;
+/// The rounds the peak RSS is the median of. One run's peak varies by up to 0.4 MiB from the
+/// next (which pages of the binary and of the allocator's arenas it touched), and the memory a
+/// turn adds is the difference of two such medians over 900 turns: with 5 rounds that read
+/// 1.75x to 2.17x from one run of the bench to the next, of a growth whose median over more
+/// runs is 1.8x.
+const RSS_ROUNDS: usize = 15;
 
 /// A fixture of `turns` `read` calls, then a final answer.
 fn fixture(path: &Path, turns: usize) {
