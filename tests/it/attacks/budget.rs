@@ -10,56 +10,17 @@
 //! The margin is generous (3 s) so a loaded two-core machine does not fail them; each test
 //! prints what it measured.
 
-use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
-use crate::support::results;
-use crate::support::{Run, run_worker};
+use crate::support::stalling::Stalling;
+use crate::support::{Run, results, run_worker};
 
 /// On top of `--timeout`: the run's start, its closing lines, a busy machine.
 const MARGIN: Duration = Duration::from_secs(3);
-
-/// A server on 127.0.0.1 that accepts every connection, reads the request and never answers.
-/// It keeps the connections it accepted, and says how many it saw.
-struct Stalling {
-    addr: SocketAddr,
-    accepted: Arc<Mutex<Vec<TcpStream>>>,
-}
-
-impl Stalling {
-    fn start() -> Stalling {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let accepted: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
-        let kept = accepted.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let mut reader = stream.try_clone().unwrap();
-                // Swallow the request so the client is left waiting for the answer alone.
-                std::thread::spawn(move || {
-                    let mut sink = [0u8; 4096];
-                    while matches!(reader.read(&mut sink), Ok(n) if n > 0) {}
-                });
-                kept.lock().unwrap().push(stream);
-            }
-        });
-        Stalling { addr, accepted }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn connections(&self) -> usize {
-        self.accepted.lock().unwrap().len()
-    }
-}
 
 /// Runs `worker run --timeout <budget>` whose model calls `calls` (all in one message), and
 /// the wall time it took.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod mock_llm;
+pub(crate) mod stalling;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
