@@ -307,7 +307,9 @@ pub trait Extension: Send + Sync {
     /// The loop is over: the run takes no more input. Called before the closing lines.
     fn run_ending(&self) {}
 
-    /// Called once at the end; the lines are printed before `usage_snapshot`.
+    /// Called once at the end, at the same time as every other extension's `finish` (the run
+    /// waits for the longest); the lines are printed before `usage_snapshot`, in the
+    /// extensions' order.
     fn finish(&self, _outcome: RunOutcome<'_>) -> Finish<'_> {
         Box::pin(async { Vec::new() })
     }

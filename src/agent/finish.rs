@@ -244,8 +244,8 @@ impl Session {
     }
 }
 
-/// Where the extensions' closing lines go: printed as they come, output errors kept for the
-/// end.
+/// Where the extensions' closing lines go: printed once every extension has finished, output
+/// errors kept for the end.
 struct Closing<'a> {
     emitter: &'a Emitter,
     output_errors: &'a mut Vec<OutputError>,
@@ -253,9 +253,14 @@ struct Closing<'a> {
 }
 
 impl Closing<'_> {
+    /// The extensions' closing work (the session-final request, the tee's last batch, the
+    /// telemetry export, stopping MCP servers) runs at once, so the run's end waits for the
+    /// longest of it rather than for the sum; the lines come out in the extensions' order, as
+    /// they would one extension after another.
     async fn finish(self, extensions: &[Arc<dyn Extension>], outcome: RunOutcome<'_>) {
-        for extension in extensions {
-            for line in extension.finish(outcome).await {
+        let closings = extensions.iter().map(|extension| extension.finish(outcome));
+        for lines in futures_util::future::join_all(closings).await {
+            for line in lines {
                 match line {
                     StatusLine::OutputError(error) => self.output_errors.push(error),
                     line => {

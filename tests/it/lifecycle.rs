@@ -1,5 +1,6 @@
 //! The extension lifecycle seen from a run: `prepare` runs concurrently with the rest of
-//! startup, the first turn waits for it, and a stopped run does not wait for it.
+//! startup, the first turn waits for it, and a stopped run does not wait for it; at the end,
+//! the extensions' `finish` runs concurrently too, and their lines keep the extensions' order.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -55,6 +56,27 @@ impl Extension for Preparing {
     }
 }
 
+/// Finishes in `for_ms`, with a warning naming it.
+struct Closing {
+    name: &'static str,
+    for_ms: u64,
+    timeline: Arc<Timeline>,
+}
+
+impl Extension for Closing {
+    fn finish(&self, _outcome: worker::extension::RunOutcome<'_>) -> worker::extension::Finish<'_> {
+        Box::pin(async move {
+            self.timeline.mark(format!("{} start", self.name));
+            tokio::time::sleep(Duration::from_millis(self.for_ms)).await;
+            self.timeline.mark(format!("{} end", self.name));
+            vec![worker::extension::StatusLine::Warning(format!(
+                "{} closed",
+                self.name
+            ))]
+        })
+    }
+}
+
 fn replay_config(dir: &std::path::Path) -> worker::RunConfig {
     let fixture_path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/quickstart/model.jsonl");
@@ -90,6 +112,32 @@ async fn preparations_run_together_and_the_first_turn_waits_for_them() {
     let first_turn = timeline.at("a turn 0");
     assert!(first_turn >= timeline.at("a end"));
     assert!(first_turn >= timeline.at("b end"));
+}
+
+/// The end waits for the longest closing, not the sum (the session-final request, the
+/// tee's last batch, the telemetry export and the MCP servers' exits all take their time),
+/// and the lines come in the extensions' order even when a later one finishes first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closings_run_together_and_their_lines_keep_the_extensions_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = Arc::new(Timeline::default());
+    let mut config = replay_config(dir.path());
+    for (name, for_ms) in [("slow", 600), ("quick", 300)] {
+        config.extensions.push(Arc::new(Closing {
+            name,
+            for_ms,
+            timeline: timeline.clone(),
+        }));
+    }
+    let sink = worker::CollectorSink::default();
+    let result = worker::run(config, "q".into(), Box::new(sink.clone())).await;
+    assert_eq!(result.exit, worker::ExitStatus::Ok);
+    // Together: the quick one started before the slow one ended.
+    assert!(timeline.at("quick start") < timeline.at("slow end"));
+    assert!(timeline.at("quick end") < timeline.at("slow end"));
+    assert_eq!(result.warnings, ["slow closed", "quick closed"]);
+    let last: serde_json::Value = serde_json::from_str(sink.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "usage_snapshot");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

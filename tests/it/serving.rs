@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::support::mock_llm::*;
+use crate::support::stalling::Stalling;
 use crate::support::{Run, read_jsonl, run_worker};
 
 fn dynamo(mock: &MockLlm, args: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {
@@ -446,6 +447,57 @@ fn a_failed_session_final_marker_is_reported_and_the_run_still_succeeds() {
     run.assert_code(0);
     assert_eq!(run.first("trace_summary")["sessionFinal"]["status"], 500);
     assert_eq!(mock.requests().len(), 2, "the marker is not retried");
+}
+
+/// The run's closing waits overlap: a session-final marker the server takes 1.5 s to answer
+/// and a telemetry export to a collector that never answers (its 1 s timeout) end the run in
+/// about 1.5 s, not 2.5, and both outcomes are reported.
+#[test]
+fn the_session_final_marker_and_the_telemetry_export_are_waited_for_together() {
+    let mock = MockLlm::start(vec![
+        answer("done"),
+        delayed(std::time::Duration::from_millis(1500), answer(".")),
+    ]);
+    let collector = Stalling::start();
+    let (_dir, run) = dynamo(
+        &mock,
+        &[
+            "--session-final",
+            "--otel",
+            "--otel-endpoint",
+            &collector.url(),
+        ],
+        &[],
+    );
+    run.assert_code(0);
+    assert_eq!(run.first("trace_summary")["sessionFinal"]["status"], 200);
+    assert!(
+        run.stderr
+            .contains("worker: telemetry: could not deliver traces to the collector"),
+        "{}",
+        run.stderr
+    );
+    assert!(collector.connections() >= 1, "the export was attempted");
+    let closing = millis_between(run.first("agent_end"), run.last());
+    eprintln!("agent_end to usage_snapshot: {closing} ms");
+    assert!(
+        (1400..2300).contains(&closing),
+        "{closing} ms from agent_end to usage_snapshot"
+    );
+}
+
+/// Milliseconds from one event's `timestamp` to another's (within a day).
+fn millis_between(from: &Value, to: &Value) -> i64 {
+    let of_day = |event: &Value| -> i64 {
+        let stamp = event["timestamp"].as_str().unwrap();
+        let time = stamp.split('T').nth(1).unwrap().trim_end_matches('Z');
+        let mut parts = time.split(':');
+        let hours: i64 = parts.next().unwrap().parse().unwrap();
+        let minutes: i64 = parts.next().unwrap().parse().unwrap();
+        let seconds: f64 = parts.next().unwrap().parse().unwrap();
+        (hours * 60 + minutes) * 60_000 + (seconds * 1000.0).round() as i64
+    };
+    (of_day(to) - of_day(from)).rem_euclid(86_400_000)
 }
 
 #[test]
