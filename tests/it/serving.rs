@@ -486,18 +486,11 @@ fn the_session_final_marker_and_the_telemetry_export_are_waited_for_together() {
     );
 }
 
-/// Milliseconds from one event's `timestamp` to another's (within a day).
-fn millis_between(from: &Value, to: &Value) -> i64 {
-    let of_day = |event: &Value| -> i64 {
-        let stamp = event["timestamp"].as_str().unwrap();
-        let time = stamp.split('T').nth(1).unwrap().trim_end_matches('Z');
-        let mut parts = time.split(':');
-        let hours: i64 = parts.next().unwrap().parse().unwrap();
-        let minutes: i64 = parts.next().unwrap().parse().unwrap();
-        let seconds: f64 = parts.next().unwrap().parse().unwrap();
-        (hours * 60 + minutes) * 60_000 + (seconds * 1000.0).round() as i64
-    };
-    (of_day(to) - of_day(from)).rem_euclid(86_400_000)
+/// Milliseconds from one event's `timestamp` to another's.
+fn millis_between(from: &Value, to: &Value) -> u128 {
+    let at =
+        |event: &Value| humantime::parse_rfc3339(event["timestamp"].as_str().unwrap()).unwrap();
+    at(to).duration_since(at(from)).unwrap().as_millis()
 }
 
 #[test]
