@@ -15,15 +15,20 @@
 //!
 //! zmq.rs's PUSH does not reconnect and its `connect` waits for a peer, so the task connects
 //! with a short timeout, retries at most twice a second, bounds every send, and starts over
-//! after a failed send. Between attempts, with no peer, an event is dropped (and counted) where
-//! it is published, without waking the task only for it to drop it.
+//! after a failed send. A refused connect (nobody listening) ends its attempt at once rather
+//! than being retried inside zmq.rs, so that "nobody is there" is known within a system call.
+//! Between attempts, with no peer, an event is dropped (and counted) where it is published,
+//! without waking the task only for it to drop it.
 //!
 //! Every event ends up in exactly one count. `sent`: the kernel took its bytes, so it
 //! reaches the peer even if this process exits now ([`outbound`] reads the kernel's count).
 //! `unconfirmed`: handed to zmq.rs, whose own queue dies with the process or a torn-down
 //! connection, and not seen to leave before that. `dropped`: never handed over. At the end,
 //! [`Relay::close`] waits at most a short linger for the queue to drain and the kernel to take
-//! it, and only when a peer is connected: with nobody listening there is nothing to wait for.
+//! it, unless the sender is resting after a failed attempt: with nobody listening there is
+//! nothing to wait for. An attempt still under way is waited for, so a run shorter than the
+//! handshake (a replayed one, or one that fails at once) still delivers its events to a peer
+//! that is listening.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -77,6 +82,13 @@ struct Counters {
 }
 
 impl Counters {
+    /// No peer is connected and no attempt to connect is under way or due: what is published
+    /// now can only be dropped.
+    fn resting(&self, epoch: Instant) -> bool {
+        let until = self.resting_until.load(Ordering::SeqCst);
+        until != 0 && millis_since(epoch, Instant::now()) < until
+    }
+
     /// Notes whether the sender has a connection, and if not, when it next tries.
     fn set_connection(&self, connected: bool, epoch: Instant, next_attempt: Instant) {
         self.connected.store(connected, Ordering::SeqCst);
@@ -205,8 +217,7 @@ impl Relay {
     /// without being made: a tee with nobody listening does not encode what it drops. `None`
     /// from `encode` is no event at all: it takes no sequence number and no count.
     pub fn publish_with(&self, encode: impl FnOnce() -> Option<Vec<u8>>) {
-        let resting = self.counters.resting_until.load(Ordering::SeqCst);
-        if resting != 0 && millis_since(self.epoch, Instant::now()) < resting {
+        if self.counters.resting(self.epoch) {
             self.sequence.fetch_add(1, Ordering::SeqCst);
             self.counters.dropped.fetch_add(1, Ordering::SeqCst);
             return;
@@ -242,6 +253,8 @@ impl Relay {
 
     /// Stops accepting events and lets the queue drain, and the kernel take it, for at most
     /// `linger`. What is still queued then is dropped; what zmq.rs still holds is unconfirmed.
+    /// A sender resting after a failed attempt (nobody listening) is not waited for; one
+    /// connected, or connecting, is.
     pub async fn close(&self, linger: Duration) -> RelayCounts {
         drop(self.sender.lock_or_recover().take());
         // Whatever the sender waits for, it finds the queue closed and sends what is left.
@@ -249,8 +262,8 @@ impl Relay {
         self.wakes.closing.notify_one();
         let task = self.task.lock_or_recover().take();
         if let Some(mut task) = task {
-            let connected = self.counters.connected.load(Ordering::SeqCst);
-            if !connected || tokio::time::timeout(linger, &mut task).await.is_err() {
+            let resting = self.counters.resting(self.epoch);
+            if resting || tokio::time::timeout(linger, &mut task).await.is_err() {
                 task.abort();
                 // Let the abort land, so nothing moves between the counters below.
                 let _ = task.await;
@@ -457,7 +470,7 @@ async fn connect(endpoint: &Endpoint) -> Option<Connection> {
     let peer = peer_of(endpoint).await;
     let before = peer.as_ref().map(Peer::sockets).unwrap_or_default();
     let mut options = SocketOptions::default();
-    options.connect_timeout(CONNECT_TIMEOUT);
+    options.connect_timeout(CONNECT_TIMEOUT).no_connect_retry();
     let mut socket = PushSocket::with_options(options);
     let connected = tokio::time::timeout(
         CONNECT_TIMEOUT + Duration::from_millis(100),

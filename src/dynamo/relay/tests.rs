@@ -462,3 +462,49 @@ async fn closing_sends_what_is_held_without_waiting_for_the_hold() {
     }
     assert!(closes.iter().any(|took| *took < HOLD), "{closes:?}");
 }
+
+#[tokio::test]
+async fn a_run_shorter_than_the_handshake_still_delivers_to_a_listening_peer() {
+    let (mut pull, endpoint) = pull().await;
+    let relay = Relay::start(&endpoint, "t", 100).unwrap();
+    // Published and closed before the sender task has even run (this runtime has one
+    // thread and nothing here yields): the connection is not made yet. A close that let
+    // only a connected sender finish dropped all three.
+    for i in 0..3u8 {
+        relay.publish(vec![i]);
+    }
+    let counts = relay.close(Duration::from_secs(5)).await;
+    assert_eq!(
+        counts,
+        RelayCounts {
+            sent: 3,
+            dropped: 0,
+            unconfirmed: 0
+        }
+    );
+    assert_eq!(sequences(&mut pull, 3).await, [0, 1, 2]);
+}
+
+#[tokio::test]
+async fn a_refused_connect_ends_its_attempt_at_once() {
+    let endpoint = nobody_listening();
+    let relay = Relay::start(&endpoint, "t", 100).unwrap();
+    relay.publish(vec![1]);
+    // The close waits for the first attempt, which a refused connect ends at once. Retried
+    // inside zmq.rs, the attempt would last its whole connect timeout (300 ms), past this
+    // linger, and the sender would never have come to rest.
+    let counts = relay.close(Duration::from_millis(250)).await;
+    assert_ne!(
+        relay.counters.resting_until.load(Ordering::SeqCst),
+        0,
+        "the attempt was still under way when the linger ran out"
+    );
+    assert_eq!(
+        counts,
+        RelayCounts {
+            sent: 0,
+            dropped: 1,
+            unconfirmed: 0
+        }
+    );
+}

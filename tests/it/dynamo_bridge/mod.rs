@@ -180,10 +180,9 @@ fn the_openai_provider_gets_no_identity_and_no_trace_lines() {
 }
 
 /// A reply in a run whose tool events a test counts, held back so that the tee has connected
-/// before the tools run and has sent their events before the run ends. The tee never holds a
-/// run up: events published after a connection attempt timed out, or still queued when the
-/// run ends, are dropped (and counted), which a debug build on a loaded machine could
-/// otherwise see here.
+/// before the tools run. The run's end waits (within its linger) for a connection under way,
+/// but events published after a connection attempt timed out are dropped (and counted),
+/// which a debug build on a loaded machine could otherwise see here.
 fn delivery_time(reply: Reply) -> Reply {
     delayed(Duration::from_millis(500), reply)
 }
@@ -393,6 +392,39 @@ fn after_a_switch_tool_events_use_the_flat_request_trace_shape() {
     assert_eq!(start["session_id"], "traj-r");
     assert_eq!(start["parent_session_id"], "traj-p");
     assert_eq!(decoded[1].2["event_type"], "tool_end");
+}
+
+#[test]
+fn a_replayed_run_delivers_every_event_to_a_listening_peer() {
+    // A replayed run has no model to wait for: it ends about as soon as the tee's handshake
+    // does, and used to end before it in about a third of runs, dropping every event.
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/quickstart/model.jsonl");
+    let workspace =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/quickstart/workspace");
+    let model = format!("replay/{}", fixture.display());
+    let pull = Pull::bind();
+    let runs = 8;
+    for attempt in 0..runs {
+        let run = run_worker(
+            &workspace,
+            &["--model", &model, "--no-session"],
+            "List the files here and read the README.",
+            &[("DYN_AGENT_TOOL_EVENTS_ZMQ_ENDPOINT", pull.endpoint.as_str())],
+        );
+        run.assert_code(0);
+        let summary = run.first("trace_summary");
+        assert_eq!(
+            (
+                summary["toolEventsSent"].as_u64(),
+                summary["toolEventsDropped"].as_u64(),
+                summary["toolEventsUnconfirmed"].as_u64()
+            ),
+            (Some(4), Some(0), Some(0)),
+            "run {attempt}: {summary}"
+        );
+    }
+    assert_eq!(pull.wait_for(4 * runs).len(), 4 * runs);
 }
 
 #[test]

@@ -349,6 +349,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct SocketOptions {
     pub(crate) peer_id: Option<PeerIdentity>,
     pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) connect_retry: bool,
     pub(crate) read_buffer_initial_size: usize,
     // Shared by read preparation and decoder reservation.
     pub(crate) read_buffer_max_size: usize,
@@ -360,6 +361,7 @@ impl Default for SocketOptions {
         Self {
             peer_id: None,
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            connect_retry: true,
             read_buffer_initial_size: 128,
             read_buffer_max_size: 64 * 1024,
             read_buffer_short_reads: 2,
@@ -431,6 +433,13 @@ impl SocketOptions {
 
     pub fn no_connect_timeout(&mut self) -> &mut Self {
         self.connect_timeout = None;
+        self
+    }
+
+    /// A refused connect (nobody listening) fails `connect` at once, instead of being
+    /// retried with backoff until the connect timeout.
+    pub fn no_connect_retry(&mut self) -> &mut Self {
+        self.connect_retry = false;
         self
     }
 }

@@ -249,7 +249,7 @@ pub(crate) async fn connect_forever(
     loop {
         match transport::connect(&endpoint, Arc::clone(&options)).await {
             Ok(res) => return Ok(res),
-            Err(e) if is_retryable_connect_error(&endpoint, &e) => {
+            Err(e) if options.connect_retry && is_retryable_connect_error(&endpoint, &e) => {
                 let jitter = rand::rng().random_range(0.0f64..0.1f64);
                 async_rt::task::sleep(delay + delay.mul_f64(jitter)).await;
                 delay = (delay * 2).min(MAX);
