@@ -12,6 +12,11 @@
 //! - live control: `--control stdin` with the prompt as its first command and no other (what
 //!   an orchestrator pays for keeping the channel open), and `--heartbeat`.
 //!
+//!
+//! Each round runs the variants in a rotated order, and one variant is the reference run
+//! again: its ratio, which should read 1.00x, shows how finely this machine resolves the
+//! others.
+//!
 //! Then a steer: sent while a 200 ms bash call runs, it must reach the very next model request
 //! (one turn), and the time from the call's end to that request is reported.
 //!
@@ -20,6 +25,7 @@
 use crate::launcher;
 use crate::layout;
 use crate::mock_llm;
+use crate::runs;
 
 use std::process::Command;
 use std::time::Duration;
@@ -247,6 +253,14 @@ pub(crate) fn main() {
         ));
     }
     variants.extend([
+        // The reference run once more: what the bench reads for two identical runs, the
+        // resolution every other row is read against.
+        Variant::new(
+            "--no-session again (same as the first)",
+            &worker,
+            no_session(),
+            false,
+        ),
         Variant::new(
             "session file (the default)",
             &worker,
@@ -308,7 +322,8 @@ pub(crate) fn main() {
         if let Some(bin) = &baseline_bin {
             version_baseline.push(launcher.run(&Cmd::new(bin).arg("--version")));
         }
-        for (i, variant) in variants.iter_mut().enumerate() {
+        for i in runs::rotated(variants.len(), round) {
+            let variant = &mut variants[i];
             if variant.sparse && round % 5 != 0 {
                 continue;
             }

@@ -1,13 +1,14 @@
 //! `cargo bench -- tee`: what the Dynamo tool-event tee costs.
 //!
 //! 1. Per event, in process: encoding a record to msgpack, and handing it to the relay.
-//! 2. Per run: the release binary replays a 10-turn, 30-tool-call task (no session file) three
-//!    ways, one of each per round so machine noise falls on all alike: tee off; tee on with a
-//!    ZeroMQ PULL peer listening (in this process); tee on with nobody listening. Reported as
-//!    the median of the per-round ratios to "off", for wall time and for CPU time (user plus
-//!    system, from `wait4` in a launcher process), beside the targets.
+//! 2. Per run: the release binary replays a 10-turn, 30-tool-call task (no session file) four
+//!    ways, one of each per round in a rotated order so machine noise falls on all alike: tee
+//!    off; tee on with a ZeroMQ PULL peer listening (in this process); tee on with nobody
+//!    listening; tee off again (two identical runs' ratio: the resolution of the others).
+//!    Reported as the median of the per-round ratios to "off", for wall time and for CPU
+//!    time (user plus system, from `wait4` in a launcher process), beside the targets.
 //!
-//! `BENCH_RUNS` (default 20) sets the rounds.
+//! `BENCH_RUNS` (default 100) sets the rounds.
 
 use std::time::{Duration, Instant};
 
@@ -139,7 +140,7 @@ pub(crate) fn main() {
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(100);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -172,7 +173,7 @@ pub(crate) fn main() {
     for _ in 0..3 {
         run(&launcher, dir.path(), &model, None);
     }
-    let modes: [Mode; 3] = [
+    let modes: [Mode; 4] = [
         ("tee off", None, None),
         (
             "tee on, peer listening",
@@ -180,11 +181,13 @@ pub(crate) fn main() {
             Some((1.02, 1.05)),
         ),
         ("tee on, no peer", Some(&no_peer), None),
+        // "tee off" once more: what two identical runs read, the resolution of the others.
+        ("tee off again", None, None),
     ];
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
-    for _ in 0..runs {
-        for (mode, (_, endpoint, _)) in modes.iter().enumerate() {
-            samples[mode].push(run(&launcher, dir.path(), &model, *endpoint));
+    for round in 0..runs {
+        for mode in runs::rotated(modes.len(), round) {
+            samples[mode].push(run(&launcher, dir.path(), &model, modes[mode].1));
         }
     }
     let ratio = |mode: usize, of: fn(&Sample) -> Duration| {
@@ -219,8 +222,13 @@ pub(crate) fn main() {
             shown(ratio(mode, cpu), target.map(|t| t.1), false),
         );
     }
-    println!(
-        "  events received by the peer: {}",
-        received.load(std::sync::atomic::Ordering::Relaxed)
-    );
+    // Every run with the peer delivers its 60 events; the peer may still be reading the last.
+    let expected = 60 * runs as u64;
+    let waited = Instant::now();
+    let count = || received.load(std::sync::atomic::Ordering::Relaxed);
+    while count() < expected && waited.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    println!("  events received by the peer: {} of {expected}", count());
+    assert_eq!(count(), expected, "the peer missed events");
 }

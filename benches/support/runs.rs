@@ -11,6 +11,13 @@ pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// The order to run a round's `count` variants in: each round starts one further on, so
+/// whatever running first, or right after another variant, does to a run falls on every
+/// variant alike rather than always on the same one.
+pub(crate) fn rotated(count: usize, round: usize) -> impl Iterator<Item = usize> {
+    (0..count).map(move |k| (k + round) % count)
+}
+
 /// `worker run` on the scripted server at `url`, in `cwd`, with only `PATH` from this
 /// environment, no context files and no session file.
 pub(crate) fn worker(url: &str, cwd: &Path, args: &[&str]) -> Command {
