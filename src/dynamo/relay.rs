@@ -32,7 +32,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -468,9 +468,14 @@ fn wire_size(len: usize) -> u64 {
 
 async fn connect(endpoint: &Endpoint) -> Option<Connection> {
     let peer = peer_of(endpoint).await;
-    let before = peer.as_ref().map(Peer::sockets).unwrap_or_default();
+    // The descriptor of the stream zmq.rs connects, for the probe.
+    let stream = Arc::new(AtomicI32::new(-1));
+    let seen = stream.clone();
     let mut options = SocketOptions::default();
-    options.connect_timeout(CONNECT_TIMEOUT).no_connect_retry();
+    options
+        .connect_timeout(CONNECT_TIMEOUT)
+        .no_connect_retry()
+        .on_connected(move |fd| seen.store(fd, Ordering::SeqCst));
     let mut socket = PushSocket::with_options(options);
     let connected = tokio::time::timeout(
         CONNECT_TIMEOUT + Duration::from_millis(100),
@@ -480,7 +485,8 @@ async fn connect(endpoint: &Endpoint) -> Option<Connection> {
     if !matches!(connected, Ok(Ok(()))) {
         return None;
     }
-    let probe = peer.and_then(|peer| SocketProbe::find(peer, &before));
+    let fd = stream.load(Ordering::SeqCst);
+    let probe = peer.and_then(|peer| SocketProbe::at(peer, fd));
     Some(Connection {
         socket,
         probe,

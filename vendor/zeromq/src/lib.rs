@@ -346,10 +346,16 @@ pub enum SocketEvent {
 
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What [`SocketOptions::on_connected`] calls.
+#[cfg(unix)]
+pub type ConnectedHook = Arc<dyn Fn(std::os::fd::RawFd) + Send + Sync>;
+
 pub struct SocketOptions {
     pub(crate) peer_id: Option<PeerIdentity>,
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) connect_retry: bool,
+    #[cfg(unix)]
+    pub(crate) on_connected: Option<ConnectedHook>,
     pub(crate) read_buffer_initial_size: usize,
     // Shared by read preparation and decoder reservation.
     pub(crate) read_buffer_max_size: usize,
@@ -362,6 +368,8 @@ impl Default for SocketOptions {
             peer_id: None,
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             connect_retry: true,
+            #[cfg(unix)]
+            on_connected: None,
             read_buffer_initial_size: 128,
             read_buffer_max_size: 64 * 1024,
             read_buffer_short_reads: 2,
@@ -440,6 +448,17 @@ impl SocketOptions {
     /// retried with backoff until the connect timeout.
     pub fn no_connect_retry(&mut self) -> &mut Self {
         self.connect_retry = false;
+        self
+    }
+
+    /// Calls `hook` with the descriptor of each stream `connect` opens, as soon as it is
+    /// connected and before the ZMTP handshake, so that the caller can watch the socket.
+    #[cfg(unix)]
+    pub fn on_connected(
+        &mut self,
+        hook: impl Fn(std::os::fd::RawFd) + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.on_connected = Some(Arc::new(hook));
         self
     }
 }

@@ -71,6 +71,10 @@ pub(crate) async fn connect(
     let peer_addr = raw_socket.peer_addr()?;
     #[cfg(target_family = "unix")]
     let peer_addr = pathname_from_unix_addr(peer_addr);
+    #[cfg(unix)]
+    if let Some(hook) = &options.on_connected {
+        hook(std::os::fd::AsRawFd::as_raw_fd(&raw_socket));
+    }
 
     #[cfg(windows)]
     let peer_addr = Some(path.to_owned());

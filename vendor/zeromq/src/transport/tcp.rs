@@ -31,6 +31,10 @@ pub(crate) async fn connect(
     raw_socket.set_nodelay(true)?;
     tune_socket_buffers(&raw_socket);
     let peer_addr = raw_socket.peer_addr()?;
+    #[cfg(unix)]
+    if let Some(hook) = &options.on_connected {
+        hook(std::os::fd::AsRawFd::as_raw_fd(&raw_socket));
+    }
 
     Ok((
         make_framed(raw_socket, options),
