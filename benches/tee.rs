@@ -6,7 +6,11 @@
 //!    off; tee on with a ZeroMQ PULL peer listening (in this process); tee on with nobody
 //!    listening; tee off again (two identical runs' ratio: the resolution of the others).
 //!    Reported as the median of the per-round ratios to "off", for wall time and for CPU
-//!    time (user plus system, from `wait4` in a launcher process), beside the targets.
+//!    time (user plus system, from `wait4` in a launcher process), beside the targets. Every
+//!    event of every run with the peer must arrive.
+//! 3. The peer row's floor: once a round, the same TCP conversation with a peer (connect, ZMTP
+//!    handshake, a run's 60 events in one write, close) made directly from this process, as a
+//!    ratio to "off". No tee can cost a run less than its socket's conversation.
 //!
 //! `BENCH_RUNS` (default 100) sets the rounds.
 
@@ -127,6 +131,83 @@ fn run(launcher: &Launcher, dir: &std::path::Path, model: &str, endpoint: Option
     sample
 }
 
+/// The least a run that tees to a listening peer can pay for it: one ZMTP conversation over
+/// loopback, made directly from this process with a blocking socket. It connects, exchanges
+/// ZMTP 3.0 greetings and READY commands (NULL mechanism) with `peer`, writes `batch` in one
+/// write, and closes: what the tee's socket does in a short run, with none of the tee's own
+/// work. Returns how long that took.
+fn conversation(peer: std::net::SocketAddr, batch: &[u8]) -> Duration {
+    use std::io::{Read, Write};
+    let started = Instant::now();
+    let mut stream = std::net::TcpStream::connect(peer).unwrap();
+    stream.set_nodelay(true).unwrap();
+    let mut greeting = [0u8; 64];
+    greeting[0] = 0xff;
+    greeting[9] = 0x7f;
+    greeting[10] = 3;
+    greeting[12..16].copy_from_slice(b"NULL");
+    stream.write_all(&greeting).unwrap();
+    stream.read_exact(&mut greeting).unwrap();
+    let mut ready = vec![0x04, 26, 5];
+    ready.extend_from_slice(b"READY");
+    ready.push(11);
+    ready.extend_from_slice(b"Socket-Type");
+    ready.extend_from_slice(&4u32.to_be_bytes());
+    ready.extend_from_slice(b"PUSH");
+    stream.write_all(&ready).unwrap();
+    let mut header = [0u8; 2];
+    stream.read_exact(&mut header).unwrap();
+    let mut command = vec![0u8; usize::from(header[1])];
+    stream.read_exact(&mut command).unwrap();
+    stream.write_all(batch).unwrap();
+    drop(stream);
+    started.elapsed()
+}
+
+/// `count` three-frame messages (topic, sequence, a `payload`-byte record) as ZMTP frames.
+fn batch(count: u64, payload: usize) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for sequence in 0..count {
+        let record = vec![0x80; payload];
+        for (more, body) in [
+            (true, &b"agent-tool-events"[..]),
+            (true, &sequence.to_be_bytes()[..]),
+            (false, &record[..]),
+        ] {
+            let flags = u8::from(more);
+            match u8::try_from(body.len()) {
+                Ok(short) => bytes.extend_from_slice(&[flags, short]),
+                Err(_) => {
+                    bytes.push(flags | 0x02);
+                    bytes.extend_from_slice(&(body.len() as u64).to_be_bytes());
+                }
+            }
+            bytes.extend_from_slice(body);
+        }
+    }
+    bytes
+}
+
+/// A PULL peer bound on loopback that drains everything on a runtime thread of this process,
+/// calling `seen` with each message. Returns its endpoint.
+fn pull_peer(
+    rt: &tokio::runtime::Runtime,
+    mut seen: impl FnMut(&zeromq::ZmqMessage) + Send + 'static,
+) -> String {
+    use zeromq::{Socket, SocketRecv};
+    let (mut socket, endpoint) = rt.block_on(async {
+        let mut socket = zeromq::PullSocket::new();
+        let endpoint = socket.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        (socket, endpoint)
+    });
+    rt.spawn(async move {
+        while let Ok(message) = socket.recv().await {
+            seen(&message);
+        }
+    });
+    endpoint
+}
+
 /// A way to run: its label, the tee endpoint, and the targets (wall, CPU) of its ratios.
 type Mode<'a> = (&'a str, Option<&'a str>, Option<(f64, f64)>);
 
@@ -148,22 +229,20 @@ pub(crate) fn main() {
         .unwrap();
     per_event_costs(&rt);
 
-    // A PULL peer that drains everything, on a runtime thread of this process.
+    // A PULL peer that counts the events and the bytes of their records.
     let received = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let counter = received.clone();
-    let peer = rt.block_on(async {
-        use zeromq::Socket;
-        let mut socket = zeromq::PullSocket::new();
-        let endpoint = socket.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
-        (socket, endpoint)
+    let record_bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (counter, record_counter) = (received.clone(), record_bytes.clone());
+    let peer_endpoint = pull_peer(&rt, move |message| {
+        let record = message.get(2).map_or(0, bytes::Bytes::len);
+        record_counter.fetch_add(record as u64, std::sync::atomic::Ordering::Relaxed);
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
-    let (mut socket, peer_endpoint) = peer;
-    rt.spawn(async move {
-        use zeromq::SocketRecv;
-        while socket.recv().await.is_ok() {
-            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    });
+    // A second peer, for the conversations that measure the floor.
+    let floor_address: std::net::SocketAddr = pull_peer(&rt, |_| {})
+        .trim_start_matches("tcp://")
+        .parse()
+        .unwrap();
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let no_peer = format!("tcp://{}", free.local_addr().unwrap());
     drop(free);
@@ -173,6 +252,21 @@ pub(crate) fn main() {
     for _ in 0..3 {
         run(&launcher, dir.path(), &model, None);
     }
+    // One run with the peer, for the size of the records a run sends: the floor's batch is
+    // as large as a run's.
+    run(&launcher, dir.path(), &model, Some(&peer_endpoint));
+    let delivered = |count: u64| {
+        let waited = Instant::now();
+        while received.load(std::sync::atomic::Ordering::Relaxed) < count
+            && waited.elapsed() < Duration::from_secs(2)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        received.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(delivered(60), 60, "the peer missed events");
+    let record = record_bytes.load(std::sync::atomic::Ordering::Relaxed) / 60;
+    let floor_batch = batch(60, record as usize);
     let modes: [Mode; 4] = [
         ("tee off", None, None),
         (
@@ -185,10 +279,12 @@ pub(crate) fn main() {
         ("tee off again", None, None),
     ];
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
+    let mut floor = Vec::new();
     for round in 0..runs {
         for mode in runs::rotated(modes.len(), round) {
             samples[mode].push(run(&launcher, dir.path(), &model, modes[mode].1));
         }
+        floor.push(ms(conversation(floor_address, &floor_batch)));
     }
     let ratio = |mode: usize, of: fn(&Sample) -> Duration| {
         runs::median(
@@ -222,13 +318,17 @@ pub(crate) fn main() {
             shown(ratio(mode, cpu), target.map(|t| t.1), false),
         );
     }
+    let floor = runs::median(floor);
+    let off = runs::median(samples[0].iter().map(|s| ms(s.wall)).collect());
+    println!(
+        "  the peer row's floor on this machine: the same conversation made directly (connect, \
+         ZMTP handshake, the 60 events in one write, close) takes {floor:.2} ms (median), so a \
+         run with a listening peer is at least {:.3}x",
+        1.0 + floor / off
+    );
     // Every run with the peer delivers its 60 events; the peer may still be reading the last.
-    let expected = 60 * runs as u64;
-    let waited = Instant::now();
-    let count = || received.load(std::sync::atomic::Ordering::Relaxed);
-    while count() < expected && waited.elapsed() < Duration::from_secs(2) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    println!("  events received by the peer: {} of {expected}", count());
-    assert_eq!(count(), expected, "the peer missed events");
+    let expected = 60 * (runs as u64 + 1);
+    let count = delivered(expected);
+    println!("  events received by the peer: {count} of {expected} ({record}-byte records)");
+    assert_eq!(count, expected, "the peer missed events");
 }
