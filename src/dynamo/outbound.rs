@@ -16,8 +16,9 @@
 //!   (`SIOCOUTQ`). When that is zero twice, a moment apart, with nothing left to send, the
 //!   peer has read everything; until then nothing counts as taken.
 //!
-//! Where the probe cannot tell (no `/proc`, the socket is gone), it says so with `None`
-//! and the caller counts the events as unconfirmed: never as delivered.
+//! Where the probe cannot tell (the descriptor is not connected to the endpoint, the socket
+//! is gone), it says so with `None` and the caller counts the events as unconfirmed: never
+//! as delivered.
 
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
