@@ -297,15 +297,7 @@ fn tool_events_reach_a_real_pull_socket_as_v1_records() {
         status["toolEvents"],
         json!({"endpoint": pull.endpoint, "topic": "agent-tool-events", "queueCapacity": 10000})
     );
-    let summary = run.first("trace_summary");
-    assert_eq!(
-        (
-            summary["toolEventsSent"].as_u64(),
-            summary["toolEventsDropped"].as_u64(),
-            summary["toolEventsUnconfirmed"].as_u64()
-        ),
-        (Some(4), Some(0), Some(0))
-    );
+    assert_eq!(run.tool_event_counts(), (Some(4), Some(0), Some(0)));
 
     let messages = pull.wait_for(4);
     let decoded: Vec<(String, u64, Value)> = messages.iter().map(|m| decode(m)).collect();
@@ -415,11 +407,7 @@ fn a_replayed_run_delivers_every_event_to_a_listening_peer() {
         run.assert_code(0);
         let summary = run.first("trace_summary");
         assert_eq!(
-            (
-                summary["toolEventsSent"].as_u64(),
-                summary["toolEventsDropped"].as_u64(),
-                summary["toolEventsUnconfirmed"].as_u64()
-            ),
+            run.tool_event_counts(),
             (Some(4), Some(0), Some(0)),
             "run {attempt}: {summary}"
         );
@@ -451,15 +439,7 @@ fn with_no_peer_the_run_is_not_slowed_and_drops_are_counted() {
         "{:?}",
         started.elapsed()
     );
-    let summary = run.first("trace_summary");
-    assert_eq!(
-        (
-            summary["toolEventsSent"].as_u64(),
-            summary["toolEventsDropped"].as_u64(),
-            summary["toolEventsUnconfirmed"].as_u64()
-        ),
-        (Some(0), Some(4), Some(0))
-    );
+    assert_eq!(run.tool_event_counts(), (Some(0), Some(4), Some(0)));
 }
 
 #[test]

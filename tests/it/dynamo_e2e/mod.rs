@@ -253,11 +253,7 @@ fn tool_run(stack: &Stack, expected_protocol: &str) {
     let summary = run.first("trace_summary");
     assert_eq!(summary["resolvedProtocol"], expected_protocol, "{version}");
     assert_eq!(
-        (
-            summary["toolEventsSent"].as_u64(),
-            summary["toolEventsDropped"].as_u64(),
-            summary["toolEventsUnconfirmed"].as_u64()
-        ),
+        run.tool_event_counts(),
         (Some(6), Some(0), Some(0)),
         "{version}"
     );

@@ -104,6 +104,16 @@ impl Run {
             .unwrap_or_else(|| panic!("no {kind} event in:\n{}", self.stdout))
     }
 
+    /// The `trace_summary` line's tool-event counts: sent, dropped, unconfirmed.
+    pub(crate) fn tool_event_counts(&self) -> (Option<u64>, Option<u64>, Option<u64>) {
+        let summary = self.first("trace_summary");
+        (
+            summary["toolEventsSent"].as_u64(),
+            summary["toolEventsDropped"].as_u64(),
+            summary["toolEventsUnconfirmed"].as_u64(),
+        )
+    }
+
     /// The `extension_status` line of one extension (`github`, `telemetry`, ...).
     pub(crate) fn extension(&self, name: &str) -> &Value {
         self.events
