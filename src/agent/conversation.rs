@@ -9,18 +9,11 @@ impl Session {
     pub(super) async fn agent_loop(
         &mut self,
         prompt: String,
-        definitions_job: Option<tokio::task::JoinHandle<WireTools>>,
         shared_transport: &Arc<dyn Transport>,
         provider: &str,
         model: &str,
     ) -> Ending {
-        let tools = match definitions_job {
-            Some(job) => match job.await {
-                Ok(tools) => tools,
-                Err(_) => definitions(&self.tools),
-            },
-            None => definitions(&self.tools),
-        };
+        let tools = definitions(&self.tools);
         let mut plan = self.plan(shared_transport.as_ref(), provider, model, tools);
         let info = RunInfo {
             session_id: self.session_id.as_str(),
@@ -132,30 +125,18 @@ impl Session {
     }
 }
 
-/// The `tools` of every request: each tool's name, description and JSON Schema.
-/// The tools' definitions, built on the blocking pool while the run reaches its model server
-/// (client, model listing, extensions): building the schemas is the largest piece of work
-/// before the first request, and that wait is a network round trip. `None` where nothing is
-/// waited for (a replay, a child run on its parent's connection): they are built in place.
-pub(super) fn definitions_meanwhile(
-    config: &RunConfig,
-    tools: &ToolSet,
-) -> Option<tokio::task::JoinHandle<WireTools>> {
-    if config.parent.is_some() || !matches!(config.model, ModelSource::Http { .. }) {
-        return None;
-    }
-    let tools = tools.clone();
-    Some(tokio::task::spawn_blocking(move || definitions(&tools)))
-}
-
+/// The `tools` of every request: each tool's name, description and JSON Schema, as text. Built
+/// in place before the first request: a built-in tool's schema is stored text
+/// ([`crate::tools::Tool::parameters_text`]), so this is a few tens of microseconds, less than
+/// handing it to another thread would cost.
 pub(super) fn definitions(tools: &ToolSet) -> WireTools {
     let definitions: Vec<ToolDefinition<'_>> = tools
         .iter()
         .map(|tool| ToolDefinition {
             name: tool.name(),
             description: tool.description(),
-            parameters: tool.parameters(),
+            parameters: tool.parameters_text(),
         })
         .collect();
-    WireTools::new(tools_json(definitions))
+    WireTools::new(&definitions)
 }

@@ -49,7 +49,7 @@ use crate::llm::fixture::{
 };
 use crate::llm::{
     Body, HttpTransport, RequestSpec, ToolDefinition, Transport, WireMessages, WireTools,
-    build_body, build_body_cached, first_model, tools_json,
+    build_body, build_body_cached, first_model,
 };
 use crate::tools::{
     BashSettings, BudgetLimits, FileLocks, Leftovers, RunServices, ToolContext, ToolSet,
@@ -381,7 +381,6 @@ impl Session {
         // A bug anywhere in the loop (or an extension hook it calls) must still end the stream
         // properly: the panic becomes an internal fatal error and `finish` writes the rest.
         let looped = AssertUnwindSafe(async {
-            let definitions = conversation::definitions_meanwhile(&self.config, &self.tools);
             match self.connect_and_prepare().await {
                 Ok((transport, provider, model)) => match self.broken() {
                     // What the run requires is not there: it ends before its first request.
@@ -393,8 +392,7 @@ impl Session {
                             model: model.clone(),
                             context_window: self.state.context_window,
                         });
-                        self.agent_loop(prompt, definitions, &transport, &provider, &model)
-                            .await
+                        self.agent_loop(prompt, &transport, &provider, &model).await
                     }
                 },
                 // Stopped while connecting (the budget ran out during model discovery): the

@@ -74,7 +74,7 @@ impl Session {
             model: with.model,
             system_prompt: compaction::SUMMARIZER,
             messages: input,
-            tools: &serde_json::json!([]),
+            tools: &WireTools::default(),
             max_tokens: Some(4096),
             max_tokens_field: with.max_tokens_field,
             reasoning_effort: None,

@@ -365,14 +365,14 @@ impl Session {
             model: plan.model,
             system_prompt: &plan.system_prompt,
             messages: &self.state.messages,
-            tools: &plan.tools.json,
+            tools: &plan.tools,
             max_tokens: self.config.limits.max_tokens,
             max_tokens_field: plan.max_tokens_field,
             reasoning_effort: plan.reasoning_effort,
             dialect: self.config.model.dialect(),
             response_schema: self.response_schema(),
         };
-        let body = build_body_cached(&spec, &plan.tools, &mut wire, &self.config.secrets);
+        let body = build_body_cached(&spec, &mut wire, &self.config.secrets);
         self.state.wire = wire;
         let ctx = TurnContext {
             emitter: &self.emitter,

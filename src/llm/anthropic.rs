@@ -78,6 +78,7 @@ pub(super) fn build_body(spec: &RequestSpec<'_>) -> Value {
     ]));
     let tools: Vec<Value> = spec
         .tools
+        .json()
         .as_array()
         .into_iter()
         .flatten()

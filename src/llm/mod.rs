@@ -37,7 +37,7 @@ pub use transport::{
 };
 pub use wire::{
     Body, RequestSpec, ToolDefinition, WireMessages, WireTools, WireUsage, build_body,
-    build_body_cached, tools_json,
+    build_body_cached,
 };
 
 /// The wire format a model server speaks.

@@ -4,6 +4,8 @@
 //! Chunk types are lenient on purpose: OpenAI-compatible servers differ in which fields they
 //! send, send `null` for absent ones, and add their own. Anything not needed is ignored.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -15,48 +17,77 @@ pub struct ToolDefinition<'a> {
     pub name: &'a str,
     /// What the tool does, in words for the model.
     pub description: &'a str,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
+    /// JSON Schema of the arguments object, as JSON text.
+    pub parameters: std::borrow::Cow<'a, str>,
 }
 
-/// The request's `tools`, built once per run (and again when the tools change): the array,
-/// and its text, which chat-completions requests splice in instead of copying the array.
+/// The request's `tools` array, built once per run (and again when the tools change) as the
+/// text chat-completions requests splice in. Each schema goes in as the text its tool gives
+/// (a built-in tool's is stored), so a run that sends chat completions never builds the array
+/// as a value; Anthropic's body, which reshapes it, reads it parsed, once.
 #[derive(Debug, Clone)]
 pub struct WireTools {
-    /// The `tools` array; empty: the request sends no `tools`.
-    pub json: Value,
-    /// `json` serialized.
-    pub text: std::sync::Arc<str>,
+    /// The array, serialized; `[]`: the request sends no `tools`.
+    pub text: Arc<str>,
+    /// `text` parsed, when first asked for.
+    json: std::sync::OnceLock<Value>,
 }
 
 impl WireTools {
-    /// `json` and its text.
-    pub fn new(json: Value) -> Self {
-        let text = std::sync::Arc::from(json.to_string());
-        WireTools { json, text }
+    /// The array of `tools`: what serializing `{"type":"function","function":{name,
+    /// description, parameters}}` for each would give, byte for byte.
+    pub fn new(tools: &[ToolDefinition<'_>]) -> Self {
+        let mut text = String::from("[");
+        for (index, tool) in tools.iter().enumerate() {
+            if index > 0 {
+                text.push(',');
+            }
+            text.push_str(r#"{"type":"function","function":{"name":"#);
+            text.push_str(&Value::from(tool.name).to_string());
+            text.push_str(r#","description":"#);
+            text.push_str(&Value::from(tool.description).to_string());
+            text.push_str(r#","parameters":"#);
+            text.push_str(&tool.parameters);
+            text.push_str("}}");
+        }
+        text.push(']');
+        WireTools {
+            text: Arc::from(text),
+            json: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The array as a value (parsed from [`WireTools::text`] the first time).
+    pub fn json(&self) -> &Value {
+        self.json.get_or_init(|| {
+            // The text is made of serialized names and descriptions and of schemas that are
+            // serialized values or stored ones a test parses: it is JSON. Were it not, no tools
+            // is what an unreadable array would send anyway.
+            serde_json::from_str(&self.text).unwrap_or_else(|_| Value::Array(Vec::new()))
+        })
     }
 
     fn is_empty(&self) -> bool {
-        self.json.as_array().is_none_or(Vec::is_empty)
+        &*self.text == "[]"
     }
 }
 
-/// The request's `tools` array. Each schema is moved in, not copied: `json!` would serialize
-/// it into a new value, a fifth of a short run's startup.
-pub fn tools_json(tools: Vec<ToolDefinition<'_>>) -> Value {
-    tools
-        .into_iter()
-        .map(|tool| {
-            let mut function = serde_json::Map::new();
-            function.insert("name".into(), tool.name.into());
-            function.insert("description".into(), tool.description.into());
-            function.insert("parameters".into(), tool.parameters);
-            let mut entry = serde_json::Map::new();
-            entry.insert("type".into(), "function".into());
-            entry.insert("function".into(), Value::Object(function));
-            Value::Object(entry)
-        })
-        .collect()
+#[cfg(test)]
+impl WireTools {
+    /// Tools given as an array value, whatever its entries' shape.
+    pub(crate) fn from_value(json: Value) -> Self {
+        WireTools {
+            text: Arc::from(json.to_string()),
+            json: std::sync::OnceLock::from(json),
+        }
+    }
+}
+
+impl Default for WireTools {
+    /// No tools.
+    fn default() -> Self {
+        WireTools::new(&[])
+    }
 }
 
 /// Everything that goes into one request body.
@@ -67,8 +98,8 @@ pub struct RequestSpec<'a> {
     pub system_prompt: &'a str,
     /// The conversation so far, without the system prompt.
     pub messages: &'a [Message],
-    /// From [`tools_json`]; an empty array sends no `tools` field.
-    pub tools: &'a Value,
+    /// The tools; none sends no `tools` field.
+    pub tools: &'a WireTools,
     /// Output-token limit, sent as `max_tokens_field`; `None` sends none (Anthropic, which requires
     /// one, gets a default).
     pub max_tokens: Option<u32>,
@@ -93,12 +124,8 @@ pub fn build_body(spec: &RequestSpec<'_>) -> Value {
     for message in spec.messages {
         messages.push(message_to_wire(message));
     }
-    let tools = spec.tools.as_array().filter(|tools| !tools.is_empty());
-    envelope(
-        spec,
-        Value::Array(messages),
-        tools.map(|_| spec.tools.clone()),
-    )
+    let tools = (!spec.tools.is_empty()).then(|| spec.tools.json().clone());
+    envelope(spec, Value::Array(messages), tools)
 }
 
 /// The chat-completions body around `messages` and `tools` (moved in: `json!` would copy

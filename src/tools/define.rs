@@ -9,6 +9,7 @@
 //! [`TypedTool`] is what a tool implements; every `TypedTool` is also a [`Tool`], the
 //! object-safe face the registry and the loop use.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::time::Duration;
 
@@ -87,6 +88,13 @@ impl<T: TypedTool> Tool for T {
         parameters_of::<T::Args>()
     }
 
+    fn parameters_text(&self) -> Cow<'_, str> {
+        match super::stored::text(std::any::type_name::<T::Args>()) {
+            Some(text) => Cow::Borrowed(text),
+            None => Cow::Owned(derive_parameters::<T::Args>().to_string()),
+        }
+    }
+
     fn prompt_snippet(&self) -> &str {
         self.spec().snippet()
     }
@@ -111,7 +119,14 @@ impl<T: TypedTool> Tool for T {
 
 /// The JSON Schema of an argument type, shaped as tool `parameters`: one inline object
 /// schema, no titles or formats, optional fields without `null`, and `required` always present.
+/// The built-in tools' schemas are read from their stored copy ([`super::stored`]), which a test
+/// keeps identical to what [`derive_parameters`] makes; any other type's is derived.
 pub fn parameters_of<A: JsonSchema>() -> Value {
+    super::stored::parameters(std::any::type_name::<A>()).unwrap_or_else(derive_parameters::<A>)
+}
+
+/// [`parameters_of`], derived from the type with `schemars` rather than read.
+pub(super) fn derive_parameters<A: JsonSchema>() -> Value {
     let mut settings = SchemaSettings::draft07();
     settings.inline_subschemas = true;
     settings.meta_schema = None;

@@ -40,6 +40,7 @@ mod programs;
 mod read;
 mod scope;
 mod services;
+mod stored;
 pub mod truncate;
 mod walk;
 mod write;
@@ -91,6 +92,11 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
+    /// [`Tool::parameters`] as the JSON text requests carry (compact, keys in the schema's
+    /// order). A tool whose schema is stored as text returns it without building the value.
+    fn parameters_text(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(self.parameters().to_string())
+    }
     /// One line for the system prompt's tool list.
     fn prompt_snippet(&self) -> &str;
     /// True when the tool never changes anything; a batch of read-only calls runs concurrently.

@@ -19,7 +19,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("events", &["ids", "secrets", "sync"]),
     (
         "tools",
-        &["control", "events", "input_file", "secrets", "sync", "text"],
+        &[
+            "bless",
+            "control",
+            "events",
+            "input_file",
+            "secrets",
+            "sync",
+            "text",
+        ],
     ),
     (
         "llm",

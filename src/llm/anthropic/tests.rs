@@ -2,9 +2,13 @@ use super::*;
 use crate::events::{
     AssistantMessage, StopReason, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage,
 };
-use crate::llm::{Assembler, Dialect};
+use crate::llm::{Assembler, Dialect, WireTools};
 
-fn spec<'a>(messages: &'a [Message], tools: &'a Value, effort: Option<&'a str>) -> RequestSpec<'a> {
+fn spec<'a>(
+    messages: &'a [Message],
+    tools: &'a WireTools,
+    effort: Option<&'a str>,
+) -> RequestSpec<'a> {
     RequestSpec {
         model: "claude-sonnet-4-6",
         system_prompt: "be brief",
@@ -72,7 +76,9 @@ fn the_conversation_becomes_messages_with_tool_results_grouped_and_cache_breakpo
         result("a", "one"),
         result("b", "two"),
     ];
-    let tools = json!([{"type": "function", "function": {"name": "read", "description": "Read", "parameters": {"type": "object"}}}]);
+    let tools = WireTools::from_value(
+        json!([{"type": "function", "function": {"name": "read", "description": "Read", "parameters": {"type": "object"}}}]),
+    );
     let body = build_body(&spec(&messages, &tools, None));
     assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
     assert_eq!(body["stream"], true);
@@ -111,7 +117,7 @@ fn thinking_gets_a_budget_inside_max_tokens() {
         content: vec![TextContent::text("go")],
         timestamp: 0,
     })];
-    let body = build_body(&spec(&messages, &json!([]), Some("xhigh")));
+    let body = build_body(&spec(&messages, &WireTools::default(), Some("xhigh")));
     assert_eq!(
         body["thinking"],
         json!({"type": "enabled", "budget_tokens": 32000})

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{RequestSpec, WireTools, envelope, message_to_wire, system_message};
+use super::{RequestSpec, envelope, message_to_wire, system_message};
 use crate::events::Message;
 use crate::llm::{Spliced, WireConversation};
 use crate::secrets::Secrets;
@@ -84,13 +84,12 @@ impl WireMessages {
     }
 }
 
-/// The request body for `spec` (whose `tools` are `tools.json`), its conversation from
-/// `cache` (brought up to date first) and its tools from `tools.text`. Anthropic's body
+/// The request body for `spec`, its conversation from `cache` (brought up to date first) and
+/// its tools from their text. Anthropic's body
 /// regroups messages and marks the newest as a cache breakpoint, so it is built whole each
 /// time.
 pub fn build_body_cached(
     spec: &RequestSpec<'_>,
-    tools: &WireTools,
     cache: &mut WireMessages,
     secrets: &Secrets,
 ) -> Body {
@@ -103,6 +102,7 @@ pub fn build_body_cached(
     };
     // The tools' text is scanned, not copied, unless it holds a secret (an MCP server's
     // description may).
+    let tools = spec.tools;
     let tools = (!tools.is_empty()).then(|| match secrets.redact(&tools.text) {
         std::borrow::Cow::Borrowed(_) => tools.text.clone(),
         std::borrow::Cow::Owned(clean) => Arc::from(clean),

@@ -41,7 +41,7 @@ fn conversation_maps_to_chat_messages_with_raw_tool_arguments() {
             timestamp: 0,
         }),
     ];
-    let tools = tools_json(Vec::new());
+    let tools = WireTools::default();
     let body = build_body(&RequestSpec {
         model: "m",
         system_prompt: "sys",
@@ -80,4 +80,38 @@ fn chunks_tolerate_nulls_and_unknown_fields() {
         .unwrap();
     assert_eq!(chunk.choices.len(), 1);
     assert!(chunk.usage.is_none());
+}
+
+#[test]
+fn the_tools_text_is_the_array_serialized_byte_for_byte() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "a \"quoted\"\npath"}},
+        "required": ["path"],
+    });
+    let definitions = [
+        ToolDefinition {
+            name: "read",
+            description: "Reads \"files\"\tand \u{1} more",
+            parameters: schema.to_string().into(),
+        },
+        ToolDefinition {
+            name: "ls",
+            description: "",
+            parameters: r#"{"type":"object"}"#.into(),
+        },
+    ];
+    let tools = WireTools::new(&definitions);
+    let expected = json!([
+        {"type": "function", "function": {"name": "read", "description": "Reads \"files\"\tand \u{1} more", "parameters": schema}},
+        {"type": "function", "function": {"name": "ls", "description": "", "parameters": {"type": "object"}}},
+    ]);
+    assert_eq!(*tools.json(), expected);
+    // What serializing the array would send, keys in the same order: requests that splice the
+    // text and requests that serialize the value cannot differ.
+    assert_eq!(&*tools.text, expected.to_string());
+    assert!(!tools.is_empty());
+    let none = WireTools::default();
+    assert_eq!((&*none.text, none.json()), ("[]", &json!([])));
+    assert!(none.is_empty());
 }

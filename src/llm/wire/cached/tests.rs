@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::events::{TextContent, ToolResultMessage, UserMessage};
-use crate::llm::{Dialect, Request, Spliced, WireConversation, build_body};
+use crate::llm::{Dialect, Request, Spliced, WireConversation, WireTools, build_body};
 
 fn user(text: &str) -> Message {
     Message::User(UserMessage {
@@ -22,7 +22,7 @@ fn result(id: &str, text: &str) -> Message {
     })
 }
 
-fn spec<'a>(messages: &'a [Message], tools: &'a Value, dialect: Dialect) -> RequestSpec<'a> {
+fn spec<'a>(messages: &'a [Message], tools: &'a WireTools, dialect: Dialect) -> RequestSpec<'a> {
     RequestSpec {
         model: "m",
         system_prompt: "be brief",
@@ -38,7 +38,7 @@ fn spec<'a>(messages: &'a [Message], tools: &'a Value, dialect: Dialect) -> Requ
 
 /// The body for `spec`, its tools as the run would serialize them.
 fn cached(spec: &RequestSpec<'_>, cache: &mut WireMessages, secrets: &Secrets) -> Body {
-    build_body_cached(spec, &WireTools::new(spec.tools.clone()), cache, secrets)
+    build_body_cached(spec, cache, secrets)
 }
 
 /// The bytes a request with `body` sends.
@@ -60,7 +60,7 @@ fn fresh(spec: &RequestSpec<'_>, secrets: &Secrets) -> Value {
 
 #[test]
 fn a_growing_conversation_sends_what_a_fresh_build_would() {
-    let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
+    let tools = WireTools::from_value(json!([{"type": "function", "function": {"name": "bash"}}]));
     let secrets = Secrets::from_values(["sk-live-0123456789".to_string()]);
     let mut cache = WireMessages::default();
     let mut messages = vec![user("list the files, key sk-live-0123456789")];
@@ -88,7 +88,7 @@ fn a_growing_conversation_sends_what_a_fresh_build_would() {
 
 #[test]
 fn a_secret_added_later_is_redacted_from_messages_cached_before() {
-    let tools = json!([]);
+    let tools = WireTools::from_value(json!([]));
     let secrets = Secrets::default();
     let mut cache = WireMessages::default();
     let messages = vec![user("the token is ghs_minted_later_42")];
@@ -106,13 +106,12 @@ fn a_secret_added_later_is_redacted_from_messages_cached_before() {
 
 #[test]
 fn a_rewritten_conversation_is_converted_again() {
-    let tools = json!([]);
+    let tools = WireTools::from_value(json!([]));
     let secrets = Secrets::default();
     let mut cache = WireMessages::default();
     let long = vec![user("one"), result("c1", "two"), user("three")];
     let _ = build_body_cached(
         &spec(&long, &tools, Dialect::ChatCompletions),
-        &WireTools::new(tools.clone()),
         &mut cache,
         &secrets,
     );
@@ -135,7 +134,7 @@ fn a_rewritten_conversation_is_converted_again() {
 
 #[test]
 fn anthropic_bodies_are_built_whole() {
-    let tools = json!([]);
+    let tools = WireTools::from_value(json!([]));
     let secrets = Secrets::default();
     let mut cache = WireMessages::default();
     let messages = vec![user("hi")];
@@ -170,7 +169,9 @@ fn decorated_fields_are_sent_in_order_around_the_spliced_messages() {
 
 #[test]
 fn a_secret_in_a_tool_description_is_redacted() {
-    let tools = json!([{"type": "function", "function": {"name": "x", "description": "uses sk-live-0123456789"}}]);
+    let tools = WireTools::from_value(
+        json!([{"type": "function", "function": {"name": "x", "description": "uses sk-live-0123456789"}}]),
+    );
     let secrets = Secrets::from_values(["sk-live-0123456789".to_string()]);
     let mut cache = WireMessages::default();
     let messages = vec![user("hi")];
