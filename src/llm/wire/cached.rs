@@ -85,9 +85,8 @@ impl WireMessages {
 }
 
 /// The request body for `spec`, its conversation from `cache` (brought up to date first) and
-/// its tools from their text. Anthropic's body
-/// regroups messages and marks the newest as a cache breakpoint, so it is built whole each
-/// time.
+/// its tools from their text. Anthropic's body regroups messages and marks the newest as a
+/// cache breakpoint, so it is built whole each time.
 pub fn build_body_cached(
     spec: &RequestSpec<'_>,
     cache: &mut WireMessages,
@@ -102,9 +101,8 @@ pub fn build_body_cached(
     };
     // The tools' text is scanned, not copied, unless it holds a secret (an MCP server's
     // description may).
-    let tools = spec.tools;
-    let tools = (!tools.is_empty()).then(|| match secrets.redact(&tools.text) {
-        std::borrow::Cow::Borrowed(_) => tools.text.clone(),
+    let tools = (!spec.tools.is_empty()).then(|| match secrets.redact(&spec.tools.text) {
+        std::borrow::Cow::Borrowed(_) => spec.tools.text.clone(),
         std::borrow::Cow::Owned(clean) => Arc::from(clean),
     });
     Body {
