@@ -6,7 +6,9 @@
 //! this machine right now), so figures from a loaded machine can still be compared. Variants
 //! of the same run are interleaved so that noise falls on all of them alike:
 //! - telemetry: `--otel` with a collector that answers, with its port refused, and with one
-//!   that accepts connections and never answers (the bounded flush at exit);
+//!   that accepts connections and never answers (the bounded flush at exit); and with only
+//!   spans or only metrics exported (`OTEL_METRICS_EXPORTER=none`, `OTEL_TRACES_EXPORTER=none`),
+//!   which shows what each signal costs;
 //! - `WORKER_BASELINE_BIN`: another build to compare against, e.g. one without the `otel`
 //!   feature (`scripts/bench-telemetry-off.sh` builds it and runs this);
 //! - live control: `--control stdin` with the prompt as its first command and no other (what
@@ -115,6 +117,8 @@ struct Variant {
     sparse: bool,
     /// What is written to stdin; `None`: the prompt as text.
     stdin: Option<Vec<u8>>,
+    /// Environment variables beside the ones every run gets.
+    env: Vec<(String, String)>,
     /// The most its wall time may be, as a ratio to the reference run.
     target: Option<f64>,
     /// The most its CPU time (user and system) may be, as a ratio to the reference run.
@@ -130,6 +134,7 @@ impl Variant {
             args,
             sparse,
             stdin: None,
+            env: Vec::new(),
             target: None,
             cpu_target: None,
             samples: Vec::new(),
@@ -138,6 +143,11 @@ impl Variant {
 
     fn with_stdin(mut self, stdin: Vec<u8>) -> Variant {
         self.stdin = Some(stdin);
+        self
+    }
+
+    fn with_env(mut self, key: &str, value: &str) -> Variant {
+        self.env.push((key.to_string(), value.to_string()));
         self
     }
 
@@ -210,14 +220,18 @@ pub(crate) fn main() {
         ]),
     ]);
     let prompt = b"List the files here and read the README, then summarize.";
-    let task = |binary: &str, args: &[String], stdin: &[u8]| {
-        Cmd::new(binary)
+    let task = |variant: &Variant, stdin: &[u8]| {
+        let mut cmd = Cmd::new(&variant.binary)
             .args(["run", "--model", "dynamo/mock-model", "--no-context-files"])
-            .args(args.iter().cloned())
+            .args(variant.args.iter().cloned())
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("DYNAMO_BASE_URL", &mock.url)
             .cwd(workspace.path())
-            .stdin(stdin.to_vec())
+            .stdin(stdin.to_vec());
+        for (key, value) in &variant.env {
+            cmd = cmd.env(key, value);
+        }
+        cmd
     };
     let sessions = workspace.path().join("sessions");
     let no_session = || vec!["--no-session".to_string()];
@@ -276,6 +290,21 @@ pub(crate) fn main() {
         )
         .with_target(1.2)
         .with_cpu_target(1.3),
+        // What each signal costs: the two rows add up to about the one above.
+        Variant::new(
+            "--otel, spans only",
+            &worker,
+            with(otel(&collector())),
+            false,
+        )
+        .with_env("OTEL_METRICS_EXPORTER", "none"),
+        Variant::new(
+            "--otel, metrics only",
+            &worker,
+            with(otel(&collector())),
+            false,
+        )
+        .with_env("OTEL_TRACES_EXPORTER", "none"),
         Variant::new(
             "--otel, collector port refused",
             &worker,
@@ -305,7 +334,7 @@ pub(crate) fn main() {
 
     for variant in &variants {
         let input = variant.stdin.as_deref().unwrap_or(prompt);
-        let sample = launcher.run(&task(&variant.binary, &variant.args, input));
+        let sample = launcher.run(&task(variant, input));
         assert_eq!(sample.code, 0, "{} failed", variant.label);
     }
 
@@ -329,7 +358,7 @@ pub(crate) fn main() {
             }
             mock.clear_requests();
             let input = variant.stdin.as_deref().unwrap_or(prompt);
-            let sample = launcher.run(&task(&variant.binary, &variant.args, input));
+            let sample = launcher.run(&task(variant, input));
             assert_eq!(sample.code, 0, "{} failed", variant.label);
             // The reference run, and the baseline build's when one is given (the variant after it).
             if i == 0 || (i == 1 && baseline_bin.is_some()) {
