@@ -1,9 +1,15 @@
 //! `worker`: parse the command line, read the prompt, run, map the outcome to an exit code.
 //!
 //! Every exit code is an [`ExitStatus`] (see `worker::exit`). A second signal exits at once.
+//!
+//! The process starts at [`main`] below rather than through Rust's runtime start, which
+//! before `main` also finds the main thread's stack by reading and parsing
+//! `/proc/self/maps` and sets up a stack-overflow handler with an alternate signal stack: a
+//! tenth of a millisecond of every start on a slow machine, for a message on a stack
+//! overflow. [`prepare_process`] does the rest of what that start does.
+#![no_main]
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
@@ -19,13 +25,58 @@ use worker::live::{CommandLines, ControlSource};
 use worker::secrets::Secrets;
 use worker::{AbortReason, ExitStatus, RunControl, StdoutSink};
 
-fn main() -> ExitCode {
+/// The process's entry, called by the C library's start with the program's arguments
+/// (which `std::env::args_os` reads on its own). A panic that escapes [`worker_main`] exits
+/// 101, as from Rust's own start.
+#[unsafe(no_mangle)]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    prepare_process();
+    let code = std::panic::catch_unwind(worker_main).unwrap_or(101);
+    let _ = std::io::stdout().flush();
+    std::process::exit(code)
+}
+
+/// What Rust's runtime start does before `main`, but finding the stack: a standard
+/// descriptor the parent left closed is opened on `/dev/null`, so that no file the run opens
+/// later takes its number (events written into a session file, a prompt read from one); and
+/// SIGPIPE is ignored, so that a reader that went away is an error on the write
+/// ([`ExitStatus::ClosedStdout`]) rather than a silent death. Commands started later get the
+/// default SIGPIPE back (std's `Command` and the containment both restore it).
+fn prepare_process() {
+    use nix::libc;
+    for fd in 0..=2 {
+        // SAFETY: F_GETFD only asks whether the descriptor is open.
+        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
+        if closed {
+            // SAFETY: a plain open; the descriptors below `fd` are open, so it gets `fd`.
+            let opened = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+            if opened != fd {
+                // As Rust's start does: running on would let a file take the number.
+                std::process::abort();
+            }
+        }
+    }
+    // SAFETY: no other thread runs yet, and ignoring a signal installs no handler.
+    let _ = unsafe {
+        nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigIgn,
+        )
+    };
+}
+
+/// The program: the exit code to end with.
+fn worker_main() -> i32 {
     // `worker __sandbox …`: the sandbox launcher `bash` starts under --sandbox linux.
     // `worker __reap`: what a contained command's init becomes while background jobs run.
     let launched =
         worker::sandbox::launch::main_if_launcher().or_else(worker::tools::contain::main_if_reaper);
     if let Some(code) = launched {
-        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+        return u8::try_from(code).map_or(1, i32::from);
     }
     // A panic anywhere is reported as worker's own error line, never as a bare trace.
     std::panic::set_hook(Box::new(|info| {
@@ -36,7 +87,7 @@ fn main() -> ExitCode {
     if argv.len() <= 1 {
         // No arguments: the help, as asked for.
         let _ = writeln!(std::io::stdout(), "{}", command.render_help());
-        return ExitCode::SUCCESS;
+        return ExitStatus::Ok.into();
     }
     let argv = match compat::normalize(argv) {
         Ok(argv) => argv,
@@ -55,7 +106,7 @@ fn main() -> ExitCode {
             // --help and --version print to stdout and exit 0; real errors exit 2.
             let code = err.exit_code();
             let _ = err.format(&mut command).print();
-            return ExitCode::from(u8::try_from(code).unwrap_or(ExitStatus::Usage.code()));
+            return u8::try_from(code).map_or(ExitStatus::Usage.into(), i32::from);
         }
     };
     let status = match cli.command {
@@ -67,8 +118,8 @@ fn main() -> ExitCode {
         Command::Mcp(McpCommand::Check(args)) => mcp_check(&args),
         Command::Man => print_generated(worker::cli::manual::man_page),
     };
-    // Exit without waiting for blocking tool threads that may still be winding down.
-    std::process::exit(status.into())
+    // [`main`] exits without waiting for blocking tool threads that may still be winding down.
+    status.into()
 }
 
 /// The async runtime; when the machine cannot give it what it needs, the warning is printed and

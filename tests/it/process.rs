@@ -255,6 +255,96 @@ fn a_reader_that_closes_stdout_ends_the_run_quietly() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// A parent may start worker with standard descriptors closed. Worker's start opens
+/// `/dev/null` on them before anything else, so the files a run opens never take their
+/// numbers: with fd 1 free, the session file would get it and the events would be written
+/// into it; with fd 0 free, a file would be read as the prompt's stdin.
+#[test]
+fn a_run_started_with_stdin_and_stdout_closed_keeps_its_files_to_themselves() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    let mock = MockLlm::start(vec![answer("Done.")]);
+    let mut cmd = worker_command(dir.path());
+    cmd.args(["run", "--model", "dynamo/m", "--session-dir"])
+        .arg(&sessions)
+        .arg("Say done.")
+        .env("DYNAMO_BASE_URL", &mock.url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: only `close`, which is async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::libc::close(0);
+            nix::libc::close(1);
+            Ok(())
+        });
+    }
+    let output = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "");
+    // The prompt is the argument alone: stdin read as empty.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let messages = requests[0].body["messages"].as_array().unwrap();
+    let user = messages.iter().find(|m| m["role"] == "user").unwrap();
+    assert_eq!(user["content"], json!("Say done."), "{user}");
+    // The session file holds the session and nothing of the event stream.
+    let files: Vec<_> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            entry["type"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(kinds, ["session", "message", "message"], "{text}");
+}
+
+/// worker ignores SIGPIPE (a reader that goes away is an error on its write), but the
+/// commands it starts must not inherit that: `yes | head` relies on `yes` dying of it.
+#[test]
+fn commands_start_with_sigpipe_at_its_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        call(
+            "c1",
+            "bash",
+            r#"{"command":"grep SigIgn /proc/self/status"}"#,
+        ),
+        answer("done"),
+    ]);
+    let run = run_worker(
+        dir.path(),
+        &["--model", "dynamo/m", "--no-session"],
+        "q",
+        &[("DYNAMO_BASE_URL", &mock.url)],
+    );
+    run.assert_code(0);
+    let result = run.first("tool_execution_end")["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let hex = result
+        .trim()
+        .strip_prefix("SigIgn:")
+        .unwrap_or_else(|| panic!("{result}"));
+    let mask = u64::from_str_radix(hex.trim(), 16).unwrap();
+    let sigpipe = 1 << (Signal::SIGPIPE as u64 - 1);
+    assert_eq!(
+        mask & sigpipe,
+        0,
+        "SIGPIPE ignored in the command: {result}"
+    );
+}
+
 /// Ids, timestamps and durations differ between runs; everything else must not.
 fn normalize(events: &[Value]) -> Vec<Value> {
     fn walk(value: &mut Value) {
