@@ -147,6 +147,9 @@ pub fn open_regular(path: &Path) -> io::Result<Result<(File, Metadata), Irregula
         .open(path);
     let file = match opened {
         Ok(file) => file,
+        // Nothing there (the common case, e.g. looking for context files up the tree): no
+        // second look.
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(err),
         // A socket cannot be opened at all (ENXIO): say what it is rather than the errno.
         Err(err) => {
             return match std::fs::metadata(path) {
