@@ -5,14 +5,23 @@
 //! It happens in the child worker forks for the command, between fork and exec, as the last
 //! `pre_exec` hook. That child, the *launcher*, unshares a PID namespace (as root; otherwise a
 //! user namespace mapping worker's uid and gid to themselves comes with it) and forks the
-//! namespace's init. The init forks the process that returns from the hook and execs the
-//! shell; it reports the shell's status to the launcher through a pipe the moment it ends, and
+//! namespace's init. The init starts the shell with `posix_spawn`, from the program, arguments
+//! and environment [`Exec`] made before the fork, and says on a pipe whether it could; it
+//! reports the shell's status to the launcher through the same pipe the moment it ends, and
 //! then stays, reaping, while anything the command left in the background runs (background
 //! jobs behave as without containment). The launcher exits with the shell's status (or dies of
-//! its signal), so the `bash` tool sees the command end as before. Nothing on this path execs
-//! worker's binary again, which cost a command more than the namespace itself; only an init
-//! that stays for background jobs does, to become a bare reaper (`worker __reap`) instead of a
-//! copy of the run's memory that every page the run writes meanwhile would duplicate.
+//! its signal), so the `bash` tool sees the command end as before; a shell that could not be
+//! started makes the hook fail with the init's error, so `spawn` fails as it would have
+//! without containment. Nothing on this path execs worker's binary again, which cost a command
+//! more than the namespace itself; only an init that stays for background jobs does, to become
+//! a bare reaper (`worker __reap`) instead of a copy of the run's memory that every page the
+//! run writes meanwhile would duplicate.
+//!
+//! `posix_spawn` (a `vfork`-like clone that shares the init's memory until the exec) rather
+//! than a third fork: a fork copies the page tables of a process the size of worker's, and the
+//! exec that follows tears the copy down again, both on the way to the command's first
+//! instruction. A command whose program is not a path, or whose strings hold a NUL, is left to
+//! std's own exec: the init forks a process that returns from the hook.
 //!
 //! The launcher and the init run in the copy of worker the fork made. Between fork and exec a
 //! child of a threaded process may make only async-signal-safe calls (another thread may have
@@ -33,7 +42,7 @@
 //! but a process that calls `setsid` escapes once the init is killed. The README says so.
 //! Anything that fails before the shell runs is a message on stderr and exit 126.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -81,22 +90,23 @@ impl Containment {
     }
 
     /// Makes `command` start contained. Add it after every other `pre_exec` hook: the hooks
-    /// before it run in the launcher, whose process group the command's is.
+    /// before it run in the launcher, whose process group the command's is. `command`'s
+    /// environment must be complete (`env_clear`, then every variable): the init hands the
+    /// shell exactly the variables the command names.
     pub fn apply(&self, command: &mut std::process::Command) {
         let containment = self.clone();
+        let exec = Exec::of(command);
         // SAFETY: the hook runs between fork and exec and makes only async-signal-safe system
         // calls, on data allocated before the fork (see the module docs).
         unsafe {
-            command.pre_exec(move || {
-                containment.split();
-                Ok(())
-            });
+            command.pre_exec(move || containment.split(exec.as_ref()));
         }
     }
 
-    /// In the forked child: becomes the launcher, and returns only in the process that execs
-    /// the command.
-    fn split(&self) {
+    /// In the forked child: becomes the launcher. Returns `Ok` only in the process that execs
+    /// the command itself (no `exec`), and an error in the launcher when the init could not
+    /// start the shell (std then fails the spawn with it).
+    fn split(&self, exec: Option<&Exec>) -> std::io::Result<()> {
         reset_signal_handlers();
         let namespaced = self.enter_pid_namespace();
         let mut ends = [0 as RawFd; 2];
@@ -111,9 +121,15 @@ impl Containment {
             0 => {
                 // SAFETY: closing a descriptor this process owns.
                 unsafe { libc::close(status_read) };
-                init(namespaced, status_write);
+                init(namespaced, status_write, exec);
+                Ok(())
             }
-            init_pid => launcher(status_read, status_write, init_pid),
+            init_pid => Err(launcher(
+                status_read,
+                status_write,
+                init_pid,
+                exec.is_some(),
+            )),
         }
     }
 
@@ -133,18 +149,31 @@ impl Containment {
     }
 }
 
-/// PID 1 of the namespace (or a subreaper): forks the shell's process (which returns, to exec
-/// it), reports its end, and reaps until nothing is left.
-fn init(namespaced: bool, status: RawFd) {
+/// PID 1 of the namespace (or a subreaper): starts the shell (with `exec`; without, forks
+/// the process that returns to exec it), reports its end, and reaps until nothing is left.
+fn init(namespaced: bool, status: RawFd, exec: Option<&Exec>) {
     if !namespaced {
         // SAFETY: `prctl` with integer arguments.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     }
-    // SAFETY: as in `split`.
-    let shell = match unsafe { libc::fork() } {
-        -1 => fail(b"worker: containment: fork: "),
-        0 => return,
-        pid => pid,
+    let shell = match exec {
+        Some(exec) => match exec.spawn() {
+            Ok(pid) => {
+                send(status, report(b'p', pid));
+                pid
+            }
+            Err(error) => {
+                send(status, report(b'x', error));
+                // SAFETY: ends this process without running anything of worker's.
+                unsafe { libc::_exit(SETUP_FAILED) }
+            }
+        },
+        // SAFETY: as in `split`.
+        None => match unsafe { libc::fork() } {
+            -1 => fail(b"worker: containment: fork: "),
+            0 => return,
+            pid => pid,
+        },
     };
     close_all_but(status);
     detach_standard_streams();
@@ -189,9 +218,14 @@ fn init(namespaced: bool, status: RawFd) {
             continue;
         };
         reported = true;
-        // SAFETY: a valid buffer of its own length.
-        let _ = unsafe { libc::write(status, report.as_ptr().cast(), report.len()) };
+        send(status, report);
     }
+}
+
+/// Writes one report on the status pipe; a launcher gone is no reason to stop.
+fn send(status: RawFd, report: [u8; 5]) {
+    // SAFETY: a valid buffer of its own length.
+    let _ = unsafe { libc::write(status, report.as_ptr().cast(), report.len()) };
 }
 
 /// Replaces the init's image with a fresh worker that only reaps ([`main_if_reaper`]); the
@@ -223,29 +257,48 @@ pub fn main_if_reaper() -> Option<i32> {
 
 /// The launcher's end: exits with the shell's status as the init reports it. A signal is
 /// passed on by dying of it, so the caller sees what it would have seen of the shell itself.
-fn launcher(status: RawFd, init_writes: RawFd, init: libc::pid_t) -> ! {
+/// With `spawning`, the init first says whether it started the shell; if it could not, its
+/// error is returned (once the init is reaped), for the hook to fail with.
+fn launcher(
+    status: RawFd,
+    init_writes: RawFd,
+    init: libc::pid_t,
+    spawning: bool,
+) -> std::io::Error {
     // SAFETY: closing a descriptor this process owns.
     unsafe { libc::close(init_writes) };
-    close_all_but(status);
     ignore_group_signals();
     let mut report = [0u8; 5];
+    if spawning {
+        // std's exec-status pipe stays open until then: a failure goes back on it.
+        if !read_exact(status, &mut report) {
+            // SAFETY: ends this process without running anything of worker's.
+            unsafe { libc::_exit(SETUP_FAILED) };
+        }
+        if report[0] == b'x' {
+            // SAFETY: a null status pointer is allowed.
+            unsafe { libc::waitpid(init, std::ptr::null_mut(), 0) };
+            return std::io::Error::from_raw_os_error(value(report));
+        }
+    }
+    close_all_but(status);
     if !read_exact(status, &mut report) {
         // SAFETY: ends this process without running anything of worker's.
         unsafe { libc::_exit(SETUP_FAILED) };
     }
     reap_if_done(status, init);
-    let value = i32::from_le_bytes([report[1], report[2], report[3], report[4]]);
+    let number = value(report);
     if report[0] == b's' {
         // SAFETY: restoring the default action of one signal, then raising it.
         unsafe {
-            libc::signal(value, libc::SIG_DFL);
-            libc::raise(value);
+            libc::signal(number, libc::SIG_DFL);
+            libc::raise(number);
         }
         // SAFETY: as above.
-        unsafe { libc::_exit(128 + value) };
+        unsafe { libc::_exit(128 + number) };
     }
     // SAFETY: as above.
-    unsafe { libc::_exit(value) }
+    unsafe { libc::_exit(number) }
 }
 
 /// A signal to the command's process group is for the command: the launcher lives until the
@@ -384,7 +437,94 @@ fn fail(message: &[u8]) -> ! {
     unsafe { libc::_exit(SETUP_FAILED) }
 }
 
+/// A report on the status pipe: its kind, then a number. From the init: `p` the shell started
+/// (its pid), `x` it could not be (the error number), `e` it exited (its status), `s` a signal
+/// ended it (the signal); after `e` or `s`, a lone `l` when it stays for background jobs.
 fn report(kind: u8, value: i32) -> [u8; 5] {
     let bytes = value.to_le_bytes();
     [kind, bytes[0], bytes[1], bytes[2], bytes[3]]
 }
+
+/// The number a [`report`] carries.
+fn value(report: [u8; 5]) -> i32 {
+    i32::from_le_bytes([report[1], report[2], report[3], report[4]])
+}
+
+/// What std would exec for a command, as C strings made before the fork, so that the init
+/// can start the shell with `posix_spawn` instead of forking a process to return and exec.
+#[derive(Debug)]
+struct Exec {
+    /// Own the strings `argv` and `envp` point into (a `CString`'s bytes do not move with it).
+    strings: Vec<CString>,
+    /// The program, then `argv` and `envp`, each ending with a null pointer.
+    pointers: Vec<*const libc::c_char>,
+    /// Where `envp` starts in `pointers`.
+    envp: usize,
+}
+
+// SAFETY: the pointers point into `strings`, which is never changed or dropped before them;
+// nothing is written through them.
+unsafe impl Send for Exec {}
+// SAFETY: as above.
+unsafe impl Sync for Exec {}
+
+impl Exec {
+    /// `command`'s program, arguments and (complete) environment; `None` when the program is
+    /// not a path (std would search `PATH` in the command's environment) or a string holds a
+    /// NUL (std refuses the command before it forks).
+    fn of(command: &std::process::Command) -> Option<Exec> {
+        let program = command.get_program().as_bytes();
+        if !program.contains(&b'/') {
+            return None;
+        }
+        let mut strings = vec![CString::new(program).ok()?];
+        for arg in command.get_args() {
+            strings.push(CString::new(arg.as_bytes()).ok()?);
+        }
+        let arguments = strings.len();
+        for (key, value) in command.get_envs() {
+            let Some(value) = value else { continue };
+            let mut entry = Vec::with_capacity(key.len() + value.len() + 1);
+            entry.extend_from_slice(key.as_bytes());
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            strings.push(CString::new(entry).ok()?);
+        }
+        let mut pointers: Vec<*const libc::c_char> = Vec::with_capacity(strings.len() + 2);
+        pointers.extend(strings[..arguments].iter().map(|s| s.as_ptr()));
+        pointers.push(std::ptr::null());
+        let envp = pointers.len();
+        pointers.extend(strings[arguments..].iter().map(|s| s.as_ptr()));
+        pointers.push(std::ptr::null());
+        Some(Exec {
+            strings,
+            pointers,
+            envp,
+        })
+    }
+
+    /// Starts the program: its pid, or the error number of what failed (the exec included).
+    /// Async-signal-safe in glibc: the child's stack is mapped, not allocated, and the
+    /// caller waits for the exec.
+    fn spawn(&self) -> Result<libc::pid_t, i32> {
+        let mut pid: libc::pid_t = 0;
+        // SAFETY: the path and both arrays are NUL- and null-terminated and live as long as
+        // `self`; no file actions or attributes are passed.
+        let failed = unsafe {
+            libc::posix_spawn(
+                &raw mut pid,
+                self.strings[0].as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                self.pointers.as_ptr().cast::<*mut libc::c_char>(),
+                self.pointers[self.envp..]
+                    .as_ptr()
+                    .cast::<*mut libc::c_char>(),
+            )
+        };
+        if failed == 0 { Ok(pid) } else { Err(failed) }
+    }
+}
+
+#[cfg(test)]
+mod tests;

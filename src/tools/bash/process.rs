@@ -166,13 +166,17 @@ fn shell_command(
     }
     let mut std_cmd = std::process::Command::new(shell());
     std_cmd.arg("-c").arg(command).current_dir(cwd);
+    // The environment is spelled out whole, as the containment needs it (see
+    // `Containment::apply`); std would build the same list for any command given a variable.
+    std_cmd.env_clear();
     if scrub {
-        std_cmd.env_clear();
         for key in crate::tools::BASE_ENV {
             if let Some(value) = std::env::var_os(key) {
                 std_cmd.env(key, value);
             }
         }
+    } else {
+        std_cmd.envs(std::env::vars_os());
     }
     for (key, value) in env {
         match value {
