@@ -40,7 +40,7 @@
 //! Where no PID namespace can be made (not root, and no unprivileged user namespaces), the
 //! init is a child subreaper instead: orphans still come back to it and die with the group,
 //! but a process that calls `setsid` escapes once the init is killed. The README says so.
-//! Anything that fails before the shell runs is a message on stderr and exit 126.
+//! Anything else that fails before the shell runs is a message on stderr and exit 126.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::RawFd;
@@ -456,7 +456,7 @@ fn value(report: [u8; 5]) -> i32 {
 struct Exec {
     /// Own the strings `argv` and `envp` point into (a `CString`'s bytes do not move with it).
     strings: Vec<CString>,
-    /// The program, then `argv` and `envp`, each ending with a null pointer.
+    /// `argv` (the program first) and then `envp`, each ending with a null pointer.
     pointers: Vec<*const libc::c_char>,
     /// Where `envp` starts in `pointers`.
     envp: usize,
