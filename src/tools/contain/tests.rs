@@ -2,6 +2,7 @@
 //! environment, and the same error when the program cannot be started.
 
 use super::*;
+use crate::tools::POSIX_SHELL;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output};
 
@@ -16,7 +17,7 @@ fn output(mut command: Command, contained: bool) -> std::io::Result<Output> {
 /// `/bin/sh` printing its arguments and its whole environment, which holds two variables
 /// only (and the few a shell adds by itself, alike in both runs).
 fn reporting_shell() -> Command {
-    let mut command = Command::new(POSIX_SHELL_PATH);
+    let mut command = Command::new(POSIX_SHELL);
     command
         .args([
             "-c",
@@ -29,8 +30,6 @@ fn reporting_shell() -> Command {
         .env("WORKER_TEST_B", "two words");
     command
 }
-
-const POSIX_SHELL_PATH: &str = "/bin/sh";
 
 #[test]
 fn a_contained_shell_gets_the_arguments_and_environment_std_would_give_it() {
@@ -88,7 +87,7 @@ fn a_program_found_on_path_is_started_by_std_and_still_contained() {
 fn the_exit_status_and_a_deadly_signal_come_back_as_the_shells() {
     use std::os::unix::process::ExitStatusExt;
     let run = |script: &str| {
-        let mut command = Command::new(POSIX_SHELL_PATH);
+        let mut command = Command::new(POSIX_SHELL);
         command.args(["-c", script]).env_clear();
         output(command, true).unwrap().status
     };
