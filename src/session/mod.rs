@@ -27,8 +27,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::events::{Message, TextContent, ToolResultMessage, now_millis, now_rfc3339};
+use sync::{SYNC_LIMIT, Syncer};
 
 mod read;
+mod sync;
 
 pub use read::{LoadError, Loaded, load};
 
@@ -233,6 +235,8 @@ impl SessionWriter {
                 std::fs::hard_link(&staged_path, &named)?;
                 std::fs::remove_file(&staged_path)
             })),
+            File::sync_data,
+            SYNC_LIMIT,
         )?;
         Ok(SessionWriter {
             file,
@@ -260,7 +264,7 @@ impl SessionWriter {
             file.set_len(torn.kept_bytes)?;
         }
         Ok(SessionWriter {
-            syncer: Syncer::start(file.try_clone()?, None)?,
+            syncer: Syncer::start(file.try_clone()?, None, File::sync_data, SYNC_LIMIT)?,
             file,
             path: loaded.path.clone(),
             leaf: loaded.leaf.clone(),
@@ -375,117 +379,6 @@ fn id_number(id: &str) -> Option<u32> {
     (id.len() == 8)
         .then(|| u32::from_str_radix(id, 16).ok())
         .flatten()
-}
-
-/// The longest the run waits for its session file to be synced.
-const SYNC_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// A first job for the sync thread, run before any sync asked for.
-type FirstJob = Box<dyn FnOnce(&File) -> std::io::Result<()> + Send>;
-
-/// How one job ended, sent back to whoever asked for it.
-type Done = std::sync::mpsc::Receiver<Result<(), String>>;
-
-/// One thread per session file, syncing it whenever asked, so the loop never waits on the
-/// disk unless it must. Each job answers on a channel of its own.
-struct Syncer {
-    requests: std::sync::mpsc::Sender<std::sync::mpsc::Sender<Result<(), String>>>,
-    /// The jobs asked for and not yet seen to end (in a mutex only because a receiver cannot
-    /// be shared between threads, which the run's future must allow).
-    pending: std::sync::Mutex<Vec<Done>>,
-    /// The first failure of a job seen to end before [`Syncer::wait`] asked for it.
-    failed: Option<String>,
-}
-
-impl Syncer {
-    fn start(file: File, first: Option<FirstJob>) -> std::io::Result<Syncer> {
-        let (requests, jobs) = std::sync::mpsc::channel::<std::sync::mpsc::Sender<_>>();
-        let (first_done, first_answer) = std::sync::mpsc::channel();
-        let pending = std::sync::Mutex::new(match first {
-            Some(_) => vec![first_answer],
-            None => Vec::new(),
-        });
-        std::thread::Builder::new()
-            .name("session-sync".into())
-            .spawn(move || {
-                if let Some(first) = first {
-                    let _ = first_done.send(first(&file).map_err(|err| err.to_string()));
-                }
-                while let Ok(job) = jobs.recv() {
-                    // Syncs asked for while one ran are all served by the next one.
-                    let waiting: Vec<_> = std::iter::once(job).chain(jobs.try_iter()).collect();
-                    let result = file.sync_data().map_err(|err| err.to_string());
-                    for job in waiting {
-                        let _ = job.send(result.clone());
-                    }
-                }
-            })?;
-        Ok(Syncer {
-            requests,
-            pending,
-            failed: None,
-        })
-    }
-
-    fn pending(&mut self) -> &mut Vec<Done> {
-        self.pending
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn request(&mut self) -> std::io::Result<()> {
-        let (done, answer) = std::sync::mpsc::channel();
-        self.requests
-            .send(done)
-            .map_err(|_| std::io::Error::other("the session sync thread has ended"))?;
-        self.settle_ended();
-        self.pending().push(answer);
-        Ok(())
-    }
-
-    /// Lets go of the jobs that have ended, keeping the first failure: a run whose turns
-    /// never wait (read-only tools) would otherwise hold one channel a turn.
-    fn settle_ended(&mut self) {
-        let mut failure = None;
-        self.pending().retain(|answer| match answer.try_recv() {
-            Ok(Ok(())) => false,
-            Ok(Err(error)) => {
-                failure.get_or_insert(error);
-                false
-            }
-            Err(std::sync::mpsc::TryRecvError::Empty) => true,
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                failure.get_or_insert_with(|| "the session sync thread has ended".to_string());
-                false
-            }
-        });
-        if let Some(error) = failure {
-            self.failed.get_or_insert(error);
-        }
-    }
-
-    /// Waits for every job asked for, at most [`SYNC_LIMIT`] in all: a disk that does not
-    /// answer (a hung network mount) fails the session file, not the run. The first error is
-    /// returned.
-    fn wait(&mut self) -> std::io::Result<()> {
-        let deadline = std::time::Instant::now() + SYNC_LIMIT;
-        let mut first_error = self.failed.take();
-        for answer in self.pending().drain(..) {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let error = match answer.recv_timeout(left) {
-                Ok(Ok(())) => continue,
-                Ok(Err(error)) => error,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    format!("the file was not synced within {} s", SYNC_LIMIT.as_secs())
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    "the session sync thread has ended".to_string()
-                }
-            };
-            first_error.get_or_insert(error);
-        }
-        first_error.map_or(Ok(()), |error| Err(std::io::Error::other(error)))
-    }
 }
 
 impl Drop for SessionWriter {
