@@ -80,7 +80,12 @@ fn a_sync_asked_for_while_one_runs_waits_for_one_of_its_own() {
     let (_dir, file) = scratch();
     let mut syncer = Syncer::start(file, None, gated, SYNC_LIMIT).unwrap();
     syncer.request().unwrap();
+    let asked = Instant::now();
     while !GATED_STARTED.load(Ordering::SeqCst) {
+        assert!(
+            asked.elapsed() < Duration::from_secs(5),
+            "the sync asked for never started"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     // Written after that sync began: it may not cover this, so these need another.
