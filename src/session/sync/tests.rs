@@ -46,19 +46,45 @@ fn hanging(_: &File) -> std::io::Result<()> {
 #[test]
 fn a_sync_that_does_not_answer_is_given_up_at_the_limit_and_not_waited_for_again() {
     let (_dir, file) = scratch();
-    let mut syncer = Syncer::start(file, None, hanging, Duration::from_millis(100)).unwrap();
+    let limit = Duration::from_secs(1);
+    let mut syncer = Syncer::start(file, None, hanging, limit).unwrap();
     syncer.request().unwrap();
     let started = Instant::now();
     let err = syncer.wait().unwrap_err();
-    assert_eq!(err.to_string(), "the file was not synced within 0.1 s");
+    assert_eq!(err.to_string(), "the file was not synced within 1 s");
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );
     // As when the writer is dropped: the sync given up on is not waited for (or reported)
-    // again.
+    // again. (Waiting for it again would take the whole limit once more.)
+    let again = Instant::now();
     syncer.wait().unwrap();
+    assert!(
+        again.elapsed() < limit / 2,
+        "waited {:?} again for a sync given up on",
+        again.elapsed()
+    );
+}
+
+#[test]
+fn the_thread_ends_once_the_syncer_is_dropped() {
+    let (_dir, file) = scratch();
+    let mut syncer = Syncer::start(file, None, File::sync_data, SYNC_LIMIT).unwrap();
+    syncer.request().unwrap();
+    syncer.wait().unwrap();
+    let shared = syncer.shared.clone();
+    drop(syncer);
+    // Otherwise it would wait for requests for the rest of the process, holding the file.
+    let dropped = Instant::now();
+    while !shared.progress().ended {
+        assert!(
+            dropped.elapsed() < Duration::from_secs(5),
+            "the sync thread outlived its syncer"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 static GATED_STARTED: AtomicBool = AtomicBool::new(false);
